@@ -1,0 +1,72 @@
+// GET /config (the effective config, never a secret) and POST /config/validate (a dry run).
+import { jsonController } from "../http/elysia.ts";
+import { loadConfigText, loadConfigTree } from "../config/load.ts";
+import type { Snapshot } from "../config/snapshot.ts";
+import { authView } from "./auth.ts";
+import type { AdminDeps } from "./deps.ts";
+import { ConfigBody, ConfigValidateView, EffectiveConfigView } from "./views.ts";
+
+const sortedKeys = (bag: object | undefined) => Object.keys(bag ?? {}).sort();
+
+export function effectiveConfigView(snapshot: Snapshot): EffectiveConfigView {
+  const config = snapshot.config;
+  return {
+    version: snapshot.version,
+    auth: authView(snapshot),
+    pools: [...snapshot.pools.values()].map((pool) => ({
+      name: pool.name,
+      members: pool.members.map((m) => ({ model: m.lane.name, weight: m.weight })),
+      breaker: { ...pool.breaker },
+      failover: { ...pool.failover },
+      on_exhausted: pool.onExhausted,
+      hooks: [...pool.hooks],
+      implicit: pool.implicit,
+    })),
+    models: [...snapshot.lanes.values()].map((lane) => ({
+      name: lane.name,
+      provider: lane.provider.name,
+      model: lane.upstreamModel,
+      context_window: lane.contextWindow,
+      max_concurrent: lane.maxConcurrent,
+      max_requests: lane.maxRequests,
+    })),
+    providers: [...snapshot.providers.values()].map((p) => ({
+      name: p.name,
+      protocol: p.protocol,
+      base_url: p.baseUrl ?? null,
+      region: p.region ?? null,
+      api_key_configured: p.apiKey !== undefined && !p.apiKey.empty,
+      header_names: sortedKeys(p.headers),
+      query_names: sortedKeys(p.query),
+      health: { ...p.health },
+    })),
+    hooks: Object.entries(config.hooks ?? {}).map(([name, h]) => ({
+      name,
+      kind: h.kind,
+      transport: { kind: h.transport?.kind ?? "none", target: h.transport?.target ?? null },
+      prompt: h.prompt ?? "no",
+      user: h.user ?? "no",
+      priority: h.priority ?? 0,
+      at: h.at ?? null,
+      on_error: h.on_error ?? "weighted",
+      timeout_ms: h.timeout_ms ?? 200,
+      settings_keys: sortedKeys(h.settings),
+      global: snapshot.globalHooks.includes(name),
+    })),
+    global_hooks: [...snapshot.globalHooks],
+  };
+}
+
+/** Validation exactly as boot would do it (schema, references, secrets, files), applying nothing. */
+export function validateProposal(body: { config: unknown } | { yaml: string }, env: AdminDeps["env"]): { ok: boolean; errors: string[] } {
+  const result = "yaml" in body ? loadConfigText(body.yaml, "yaml", { env }) : loadConfigTree(body.config, "config", { env });
+  return result.ok ? { ok: true, errors: [] } : { ok: false, errors: result.errors };
+}
+
+export const configController = (deps: AdminDeps) =>
+  jsonController("admin.config")
+    .get("/config", () => effectiveConfigView(deps.holder.current), { response: { 200: EffectiveConfigView } })
+    .post("/config/validate", ({ body }) => validateProposal(body, deps.env), {
+      body: ConfigBody,
+      response: { 200: ConfigValidateView },
+    });

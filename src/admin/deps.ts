@@ -1,0 +1,17 @@
+// What the admin controllers need. Plain data and functions, so tests can build an app around a
+// snapshot and a store without starting a process.
+import type { ConfigHolder } from "../config/snapshot.ts";
+import type { Store } from "../store/store.ts";
+import type { Logger } from "../telemetry/logger.ts";
+
+export interface AdminDeps {
+  readonly holder: ConfigHolder;
+  readonly store: Store;
+  readonly logger: Logger;
+  /** Epoch milliseconds. */
+  readonly now: () => number;
+  /** Epoch seconds of process start. */
+  readonly startedAt: number;
+  /** The environment config text is interpolated from (POST /config/validate). */
+  readonly env: Readonly<Record<string, string | undefined>>;
+}

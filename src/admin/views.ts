@@ -1,0 +1,121 @@
+// Admin read shapes as TypeBox schemas: Elysia checks every response against them, and the OpenAPI
+// description is generated from the same objects. Wire names are the spec's and are frozen.
+import { Type, type Static } from "@sinclair/typebox";
+
+const Uint = Type.Integer({ minimum: 0 });
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
+
+export const ErrorEnvelope = Type.Object({
+  error: Type.Object({
+    code: Type.Union(
+      ["not_found", "unauthorized", "method_not_allowed", "forbidden", "invalid_request", "version_conflict", "conflict", "rate_limited", "internal"].map((c) => Type.Literal(c)),
+    ),
+    message: Type.String(),
+  }),
+});
+
+export const InfoView = Type.Object({
+  version: Type.String(),
+  build: Type.Object({
+    auth_modules: Type.Array(Type.String()),
+    hook_plugins: Type.Array(Type.String()),
+    weighted_floor: Type.Literal(true),
+  }),
+  uptime_seconds: Nullable(Uint),
+  started_at: Nullable(Uint),
+  topology: Type.Object({
+    models: Type.Array(Type.String(), { description: "model aliases (lanes)" }),
+    pools: Type.Array(Type.String(), { description: "named pools" }),
+    providers: Type.Array(Type.String()),
+  }),
+  config_persistence: Type.Boolean(),
+  config_version: Uint,
+});
+export type InfoView = Static<typeof InfoView>;
+
+export const AuthView = Type.Object({
+  chain: Type.Array(Type.String()),
+  upstream_credentials: Type.Union([Type.Literal("own"), Type.Literal("passthrough")]),
+  open: Type.Boolean(),
+});
+export type AuthView = Static<typeof AuthView>;
+
+export const AdminAuthView = Type.Object({
+  configured: Type.Boolean(),
+  modules: Type.Array(Type.String()),
+});
+
+const BreakerView = Type.Object({
+  error_rate: Type.Number(),
+  window_secs: Type.Number(),
+  min_requests: Uint,
+  consecutive_n: Uint,
+  base_cooldown_secs: Type.Number(),
+  max_cooldown_secs: Type.Number(),
+});
+
+export const PoolView = Type.Object({
+  name: Type.String(),
+  members: Type.Array(Type.Object({ model: Type.String(), weight: Type.Number() })),
+  breaker: BreakerView,
+  failover: Type.Object({ max_hops: Uint, timeout_secs: Type.Number() }),
+  on_exhausted: Type.String(),
+  hooks: Type.Array(Type.String()),
+  implicit: Type.Boolean({ description: "true for the one-lane pool of a model alias no pool names" }),
+});
+
+export const ModelView = Type.Object({
+  name: Type.String(),
+  provider: Type.String(),
+  model: Type.String({ description: "the upstream's model name" }),
+  context_window: Nullable(Uint),
+  max_concurrent: Nullable(Uint),
+  max_requests: Nullable(Uint),
+});
+
+export const ProviderView = Type.Object({
+  name: Type.String(),
+  protocol: Type.String(),
+  base_url: Nullable(Type.String()),
+  region: Nullable(Type.String()),
+  api_key_configured: Type.Boolean({ description: "whether a non-empty key is configured; never the key" }),
+  header_names: Type.Array(Type.String()),
+  query_names: Type.Array(Type.String()),
+  health: Type.Object({ mode: Type.String(), interval_secs: Type.Number(), timeout_secs: Type.Number() }),
+});
+
+export const HookView = Type.Object({
+  name: Type.String(),
+  kind: Type.String(),
+  transport: Type.Object({ kind: Type.String(), target: Nullable(Type.String()) }),
+  prompt: Type.String(),
+  user: Type.String(),
+  priority: Type.Integer({ minimum: 0, maximum: 65535 }),
+  at: Nullable(Type.String()),
+  on_error: Type.String(),
+  timeout_ms: Uint,
+  settings_keys: Type.Array(Type.String()),
+  global: Type.Boolean(),
+});
+
+export const EffectiveConfigView = Type.Object({
+  version: Uint,
+  auth: AuthView,
+  pools: Type.Array(PoolView),
+  models: Type.Array(ModelView),
+  providers: Type.Array(ProviderView),
+  hooks: Type.Array(HookView),
+  global_hooks: Type.Array(Type.String()),
+});
+export type EffectiveConfigView = Static<typeof EffectiveConfigView>;
+
+export const ConfigValidateView = Type.Object({ ok: Type.Boolean(), errors: Type.Array(Type.String()) });
+
+/** `{"config": {...}}` or `{"yaml": "..."}`, exactly one (gaps.md). */
+export const ConfigBody = Type.Union(
+  [
+    Type.Object({ config: Type.Record(Type.String(), Type.Unknown()) }, { additionalProperties: false }),
+    Type.Object({ yaml: Type.String() }, { additionalProperties: false }),
+  ],
+  { description: 'an object {"config": <config object>} or {"yaml": "<config file text>"}, exactly one member' },
+);

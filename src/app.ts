@@ -1,0 +1,10 @@
+// Wires both planes from their dependencies: no globals, so tests build apps around any snapshot.
+import { adminFetch } from "./admin/index.ts";
+import type { AdminDeps } from "./admin/deps.ts";
+import { dataFetch } from "./dataplane/index.ts";
+
+export type AppDeps = AdminDeps;
+
+export function buildApps(deps: AppDeps) {
+  return { data: dataFetch(deps), admin: adminFetch(deps) };
+}

@@ -1,0 +1,63 @@
+// Command-line parsing and the texts the binary prints for --help and --version.
+import { parseArgs } from "node:util";
+import { LOG_LEVELS, type LogLevel } from "./telemetry/logger.ts";
+import { VERSION } from "./version.ts";
+
+export interface CliOptions {
+  readonly config: string | undefined;
+  readonly check: boolean;
+  readonly printDefaultConfig: boolean;
+  readonly version: boolean;
+  readonly help: boolean;
+  readonly logLevel: LogLevel;
+}
+
+export const HELP = `gateway ${VERSION}: one binary between AI clients and model providers
+
+Usage: gateway [options]
+
+Options:
+  --config PATH            config file (default: ./gateway.yaml if present, else the embedded default)
+  --check                  validate the config and exit: 0 when valid, 1 listing every error
+  --print-default-config   print the embedded default config and exit
+  --log-level LEVEL        debug | info | warn | error (default: info, or $GATEWAY_LOG_LEVEL)
+  --version                print the version and exit
+  --help                   print this help and exit
+
+Logs are JSON lines on stderr. SIGTERM or SIGINT drains in-flight requests, then exits 0.
+Docs: README.md and docs/ in the source tree.
+`;
+
+export class CliError extends Error {}
+
+export function parseCli(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): CliOptions {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        config: { type: "string" },
+        check: { type: "boolean" },
+        "print-default-config": { type: "boolean" },
+        "log-level": { type: "string" },
+        version: { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+      },
+    }));
+  } catch (error) {
+    throw new CliError((error as Error).message);
+  }
+  const logLevel = values["log-level"] ?? env.GATEWAY_LOG_LEVEL ?? "info";
+  if (!(LOG_LEVELS as string[]).includes(logLevel)) throw new CliError(`unknown log level ${JSON.stringify(logLevel)} (one of ${LOG_LEVELS.join(", ")})`);
+  if (values.config === "") throw new CliError("--config needs a path");
+  return {
+    config: values.config,
+    check: values.check ?? false,
+    printDefaultConfig: values["print-default-config"] ?? false,
+    version: values.version ?? false,
+    help: values.help ?? false,
+    logLevel: logLevel as LogLevel,
+  };
+}

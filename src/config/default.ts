@@ -1,0 +1,48 @@
+// The embedded default: what a fresh install runs with no config file anywhere. It must work with no
+// network and no keys (the built-in mock provider), and pick up a vendor's key when one is set.
+import { parseDocument } from "yaml";
+
+const BASE = `# The gateway's embedded default config (gateway --print-default-config).
+# Save it as ./gateway.yaml or pass --config PATH to change anything.
+listen: 127.0.0.1:8080          # data plane, loopback only
+admin_listen: 127.0.0.1:8081    # admin plane, loopback only
+store: {module: sqlite, settings: {path: ./gateway.db}}
+
+providers:
+  local:
+    protocol: mock              # built in: answers without any network; for demos and CI
+
+models:
+  mock-1:
+    provider: local
+
+pools:
+  default:
+    members:
+      - {model: mock-1, weight: 1}
+
+auth:
+  chain: []                     # open data plane: anyone who can reach the listener may use it
+  admin_auth: []                # open admin plane, safe only because it listens on loopback
+`;
+
+/** Vendors whose key variable, when set, adds a provider, a model and a pool named after the protocol. */
+const AUTO_PROVIDERS = [
+  { protocol: "openai", variable: "OPENAI_API_KEY", model: "gpt-4o-mini" },
+  { protocol: "anthropic", variable: "ANTHROPIC_API_KEY", model: "claude-haiku-4-5" },
+  { protocol: "gemini", variable: "GEMINI_API_KEY", model: "gemini-2.5-flash" },
+  { protocol: "cohere", variable: "COHERE_API_KEY", model: "command-a-03-2025" },
+] as const;
+
+export function embeddedDefaultText(env: Readonly<Record<string, string | undefined>>): string {
+  const found = AUTO_PROVIDERS.filter((p) => (env[p.variable] ?? "") !== "");
+  if (found.length === 0) return BASE;
+  const doc = parseDocument(BASE);
+  for (const p of found) {
+    doc.setIn(["providers", p.protocol], doc.createNode({ protocol: p.protocol, api_key: { env: p.variable } }, { flow: true }));
+    doc.setIn(["models", p.model], doc.createNode({ provider: p.protocol }, { flow: true }));
+    doc.setIn(["pools", p.protocol], doc.createNode({ members: [{ model: p.model, weight: 1 }] }));
+  }
+  doc.commentBefore = `${doc.commentBefore ?? ""}\nProviders added because their key variable is set: ${found.map((p) => p.variable).join(", ")}`;
+  return doc.toString();
+}

@@ -1,0 +1,208 @@
+// Checks that need the whole tree: every name that refers to another section must resolve.
+// It runs even when the schema check failed, so one pass reports every error; hence the defensive reads.
+import { ADMIN_AUTH_MODULES, IDENTITY_MODULES, INGRESS_AUTH_MODULES, pluginName } from "../auth/modules.ts";
+import { HOOK_TERMINALS, NAME_PATTERN } from "./schema.ts";
+
+type Bag = Record<string, unknown>;
+const bag = (value: unknown): Bag => (typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Bag) : {});
+const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
+const str = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined);
+const quote = (value: string) => JSON.stringify(value);
+
+const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]", "::1"]);
+export function isLoopback(address: string): boolean {
+  const host = address.slice(0, address.lastIndexOf(":"));
+  return LOOPBACK_HOSTS.has(host) || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/** Exporter modules built in, and the one stream each carries. */
+export const EXPORTER_STREAMS: Record<string, string> = { prometheus: "metrics", otlp: "traces", file: "logs", webhook: "logs" };
+const EXPORTER_REQUIRED: Record<string, string | undefined> = { file: "path", webhook: "url", otlp: "endpoint" };
+
+const OIDC_SETTINGS = new Set(["issuer", "audience", "role_claim", "jwks_url", "ca_cert_pem"]);
+const FORGE_SETTINGS = new Set(["client_id", "scopes", "api_base", "authorize_base", "token_base", "fetch_orgs", "ca_cert_pem"]);
+
+export function referenceErrors(root: unknown): string[] {
+  const errors: string[] = [];
+  const cfg = bag(root);
+  const providers = bag(cfg.providers);
+  const models = bag(cfg.models);
+  const { hooks: globalHooks, ...pools } = bag(cfg.pools);
+  const hooks = bag(cfg.hooks);
+  const groups = bag(cfg.groups);
+  const idps = bag(cfg["identity-providers"]);
+  const plugins = new Set(list(bag(cfg.plugins).fetch).flatMap((e) => (typeof e === "string" ? [pluginName(e)] : [])));
+
+  for (const [name, raw] of Object.entries(providers)) {
+    const p = bag(raw);
+    const at = `providers.${name}`;
+    if (p.protocol === "bedrock" && p.region === undefined && p.base_url === undefined) errors.push(`${at}: a bedrock provider needs region or base_url`);
+    if (p.protocol !== "bedrock") {
+      for (const key of ["region", "aws_access_key_id", "aws_secret_access_key", "aws_session_token"]) {
+        if (p[key] !== undefined) errors.push(`${at}.${key}: only a bedrock provider takes ${key}`);
+      }
+    }
+    if (p.protocol === "mock") {
+      for (const key of ["base_url", "api_key"]) if (p[key] !== undefined) errors.push(`${at}.${key}: the built-in mock provider takes no ${key}`);
+    } else if (p.latency_ms !== undefined) errors.push(`${at}.latency_ms: only a mock provider takes latency_ms`);
+  }
+
+  for (const [name, raw] of Object.entries(models)) {
+    const provider = str(bag(raw).provider);
+    if (provider !== undefined && !(provider in providers)) errors.push(`models.${name}.provider: unknown provider ${quote(provider)}`);
+  }
+
+  const hookRef = (at: string, value: unknown) => {
+    const name = str(value);
+    if (name !== undefined && !(name in hooks)) errors.push(`${at}: unknown hook ${quote(name)}`);
+  };
+  list(globalHooks).forEach((h, i) => hookRef(`pools.hooks[${i}]`, h));
+
+  const fallbackOf = (value: unknown) => str(value)?.startsWith("fallback_pool:") ? str(value)!.slice("fallback_pool:".length) : undefined;
+  const onExhaustedRef = (at: string, value: unknown, self?: string) => {
+    const target = fallbackOf(value);
+    if (target === undefined) return;
+    if (!(target in pools)) errors.push(`${at}: unknown pool ${quote(target)}`);
+    else if (target === self) errors.push(`${at}: a pool cannot fall back to itself`);
+  };
+  onExhaustedRef("routing.on_exhausted", bag(cfg.routing).on_exhausted);
+
+  for (const [name, raw] of Object.entries(pools)) {
+    const pool = bag(raw);
+    const at = `pools.${name}`;
+    if (!new RegExp(NAME_PATTERN).test(name)) errors.push(`${at}: invalid pool name`);
+    list(pool.members).forEach((m, i) => {
+      const model = str(bag(m).model);
+      if (model !== undefined && !(model in models)) errors.push(`${at}.members[${i}].model: unknown model ${quote(model)}`);
+    });
+    list(pool.hooks).forEach((h, i) => hookRef(`${at}.hooks[${i}]`, h));
+    onExhaustedRef(`${at}.on_exhausted`, pool.on_exhausted, name);
+  }
+  // fallback_pool chains must end: a cycle would bounce a request forever.
+  const defaultFallback = fallbackOf(bag(cfg.routing).on_exhausted);
+  const next = (pool: string) => fallbackOf(bag(pools[pool]).on_exhausted) ?? defaultFallback;
+  for (const start of Object.keys(pools)) {
+    const path = [start];
+    for (let at = next(start); at !== undefined && at in pools; at = next(at)) {
+      if (at === start) {
+        errors.push(`pools.${start}.on_exhausted: fallback_pool cycle ${[...path, at].join(" -> ")}`);
+        break;
+      }
+      if (path.includes(at)) break; // a cycle not through `start`; reported from its own members
+      path.push(at);
+    }
+  }
+
+  for (const [name, raw] of Object.entries(hooks)) {
+    const hook = bag(raw);
+    const at = `hooks.${name}`;
+    if ((HOOK_TERMINALS as readonly string[]).includes(name)) errors.push(`${at}: ${quote(name)} is a reserved on_error word and cannot name a hook`);
+    const onError = str(hook.on_error);
+    if (onError !== undefined && !(HOOK_TERMINALS as readonly string[]).includes(onError)) {
+      if (onError === name) errors.push(`${at}.on_error: a hook cannot fall back to itself`);
+      else if (!(onError in hooks)) errors.push(`${at}.on_error: unknown fallback hook ${quote(onError)}`);
+    }
+    if (hook.kind === "tap" && (hook.at === undefined || hook.at === null)) errors.push(`${at}.at: a tap needs its stage (request | candidate | routing | response)`);
+    if (hook.kind === "gate" && hook.at !== undefined && hook.at !== null) errors.push(`${at}.at: a gate has no tap stage`);
+    const transport = bag(hook.transport);
+    if (transport.kind === "plugin" && !str(transport.target)) errors.push(`${at}.transport.target: a plugin transport names its plugin`);
+    if (transport.kind === "none" && transport.target !== undefined && transport.target !== null) errors.push(`${at}.transport.target: must be null when kind is none`);
+  }
+
+  for (const [name, raw] of Object.entries(groups)) {
+    const group = bag(raw);
+    const parent = str(group.parent);
+    if (parent !== undefined && !(parent in groups)) errors.push(`groups.${name}.parent: unknown group ${quote(parent)}`);
+    for (const key of ["limits", "child_default"]) {
+      list(group[key]).forEach((l, i) => {
+        const limit = bag(l);
+        const at = `groups.${name}.${key}[${i}]`;
+        const pool = str(limit.pool);
+        if (pool !== undefined && !(pool in pools)) errors.push(`${at}.pool: unknown pool ${quote(pool)}`);
+        if ("window" in limit && [limit.requests, limit.tokens, limit.budget_cents].every((v) => v === undefined || v === null)) {
+          errors.push(`${at}: a windowed limit needs requests, tokens or budget_cents`);
+        }
+      });
+    }
+  }
+  for (const start of Object.keys(groups)) {
+    const seen = new Set([start]);
+    for (let at = str(bag(groups[start]).parent); at !== undefined && at in groups; at = str(bag(groups[at]).parent)) {
+      if (at === start) {
+        errors.push(`groups.${start}.parent: parent cycle through ${quote(start)}`);
+        break;
+      }
+      if (seen.has(at)) break;
+      seen.add(at);
+    }
+  }
+
+  for (const [name, raw] of Object.entries(idps)) {
+    const idp = bag(raw);
+    const module = str(idp.module);
+    const settings = bag(idp.settings);
+    const at = `identity-providers.${name}`;
+    const known = module === "oidc" ? OIDC_SETTINGS : module === "forge" ? FORGE_SETTINGS : undefined;
+    if (module !== undefined && !(IDENTITY_MODULES as readonly string[]).includes(module) && !plugins.has(module)) {
+      errors.push(`${at}.module: unknown identity module ${quote(module)} (built in: oidc, forge; or a plugin in plugins.fetch)`);
+    }
+    if (known) for (const key of Object.keys(settings)) if (!known.has(key)) errors.push(`${at}.settings.${key}: unknown member`);
+    const required = module === "oidc" ? ["issuer", "audience"] : module === "forge" ? ["client_id"] : [];
+    for (const key of required) if (typeof settings[key] !== "string" || settings[key] === "") errors.push(`${at}.settings.${key}: required member missing`);
+    if (module === "forge" && name !== "forge") errors.push(`${at}: a forge provider's instance name must be "forge"`);
+  }
+  for (const provider of Object.keys(bag(cfg.role_bindings))) {
+    if (!(provider in idps)) errors.push(`role_bindings.${provider}: unknown identity provider ${quote(provider)}`);
+  }
+
+  const auth = bag(cfg.auth);
+  const chainCheck = (key: string, allowed: readonly string[]) => {
+    const seen = new Set<string>();
+    list(auth[key]).forEach((m, i) => {
+      const module = str(m);
+      if (module === undefined) return;
+      if (seen.has(module)) errors.push(`auth.${key}[${i}]: ${quote(module)} appears twice`);
+      seen.add(module);
+      if (!allowed.includes(module) && !(module in idps) && !plugins.has(module)) {
+        errors.push(`auth.${key}[${i}]: unknown auth module ${quote(module)} (known: ${allowed.join(", ")}, identity providers, plugins)`);
+      }
+    });
+    return seen;
+  };
+  const chain = chainCheck("chain", INGRESS_AUTH_MODULES);
+  const adminChain = chainCheck("admin_auth", ADMIN_AUTH_MODULES);
+  if (chain.has("tokens") && list(auth.tokens).length === 0) errors.push(`auth.tokens: the tokens module needs at least one token`);
+  if (chain.has("keys") && auth.signing_key === undefined) errors.push(`auth.signing_key: the keys module needs a signing key`);
+  if (adminChain.has("admin-tokens") && list(auth.admin_tokens).length === 0) errors.push(`auth.admin_tokens: the admin-tokens module needs at least one token`);
+
+  const adminListen = str(cfg.admin_listen) ?? "127.0.0.1:8081";
+  if (!isLoopback(adminListen) && adminChain.size === 0) {
+    errors.push(`admin_listen: ${adminListen} is not loopback, and an open admin plane there would give anyone full authority; set auth.admin_auth`);
+  }
+  if (cfg.admin_require_mtls === true && !str(bag(cfg.admin_tls).client_ca_file)) {
+    errors.push(`admin_require_mtls: needs admin_tls.client_ca_file`);
+  }
+
+  const pluginsCfg = bag(cfg.plugins);
+  if (list(pluginsCfg.fetch).length > 0 && pluginsCfg.registry_url === undefined) errors.push(`plugins.registry_url: needed to fetch plugins`);
+
+  for (const [name, raw] of Object.entries(bag(cfg.export))) {
+    const exporter = bag(raw);
+    const module = str(exporter.module);
+    const at = `export.${name}`;
+    if (module === undefined) continue;
+    const carries = EXPORTER_STREAMS[module];
+    if (carries === undefined) {
+      if (!plugins.has(module)) errors.push(`${at}.module: unknown exporter ${quote(module)} (built in: ${Object.keys(EXPORTER_STREAMS).join(", ")})`);
+      continue;
+    }
+    list(exporter.streams).forEach((s, i) => {
+      if (s !== carries) errors.push(`${at}.streams[${i}]: the ${module} exporter carries only ${carries}`);
+    });
+    if (exporter.fields !== undefined) errors.push(`${at}.fields: not supported by the built-in ${module} exporter`);
+    const required = EXPORTER_REQUIRED[module];
+    const settings = bag(exporter.settings);
+    if (required && typeof settings[required] !== "string") errors.push(`${at}.settings.${required}: required member missing`);
+  }
+  return errors;
+}

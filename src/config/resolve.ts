@@ -1,0 +1,233 @@
+// Validated tree -> Snapshot: defaults filled, secrets read, TLS files read and parsed, lanes and pools
+// built. Everything here runs at load, so the request path only follows references.
+import { accessSync, constants, readFileSync } from "node:fs";
+import { dirname, resolve as resolvePath } from "node:path";
+import { X509Certificate, createPrivateKey } from "node:crypto";
+import { Value } from "@sinclair/typebox/value";
+import { COMPILED_AUTH_MODULES } from "../auth/modules.ts";
+import { defaultBaseUrl, type HealthSettings, type ResolvedProvider } from "../providers/provider.ts";
+import type { Lane } from "../routing/lane.ts";
+import type { BreakerSettings, FailoverSettings, Pool } from "../routing/pool.ts";
+import { GatewayConfig, type PoolCfg, type ProviderCfg, type SecretRef } from "./schema.ts";
+import { Secret } from "./secret.ts";
+import type { AdminToken, ListenerSettings, Snapshot } from "./snapshot.ts";
+
+export interface ResolveContext {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly version: number;
+  readonly source: string;
+}
+
+export type ResolveResult = { ok: true; snapshot: Omit<Snapshot, "version"> & { version: number } } | { ok: false; errors: string[] };
+
+const HEALTH_DEFAULTS: HealthSettings = { mode: "none", interval_secs: 30, timeout_secs: 5 };
+const BREAKER_DEFAULTS: BreakerSettings = { error_rate: 0.5, window_secs: 60, min_requests: 5, consecutive_n: 3, base_cooldown_secs: 15, max_cooldown_secs: 120 };
+const FAILOVER_DEFAULTS: FailoverSettings = { max_hops: 3, timeout_secs: 120 };
+
+class Collector {
+  readonly errors: string[] = [];
+  readonly warnings: string[] = [];
+  readonly env: ResolveContext["env"];
+  constructor(env: ResolveContext["env"]) {
+    this.env = env;
+  }
+
+  readFile(path: string, at: string, what: string): string | undefined {
+    try {
+      return readFileSync(path, "utf8");
+    } catch (error) {
+      this.errors.push(`${at}: cannot read ${what} ${path} (${(error as NodeJS.ErrnoException).code ?? "error"})`);
+      return undefined;
+    }
+  }
+
+  /** A required secret: an unset variable or unreadable file is an error. */
+  secret(ref: SecretRef, at: string): Secret | undefined {
+    if ("env" in ref) {
+      const value = this.env[ref.env];
+      if (value === undefined || value === "") {
+        this.errors.push(`${at}: environment variable ${ref.env} is ${value === undefined ? "not set" : "empty"}`);
+        return undefined;
+      }
+      return new Secret(value, `env:${ref.env}`);
+    }
+    const text = this.readFile(ref.file, at, "secret file");
+    if (text === undefined) return undefined;
+    const value = text.replace(/\r?\n$/, "");
+    if (value === "") {
+      this.errors.push(`${at}: secret file ${ref.file} is empty`);
+      return undefined;
+    }
+    return new Secret(value, `file:${ref.file}`);
+  }
+
+  /** A provider key: empty or unset only warns (spec: the provider still loads). */
+  providerKey(value: SecretRef | string | undefined, provider: string): Secret | undefined {
+    if (value === undefined) return undefined;
+    if (typeof value === "string") {
+      if (value === "") this.warnings.push(`provider ${provider}: api_key is empty; upstream calls will be unauthenticated`);
+      return new Secret(value, "config");
+    }
+    if ("env" in value) {
+      const key = this.env[value.env] ?? "";
+      if (key === "") this.warnings.push(`provider ${provider}: api_key variable ${value.env} is empty or unset; upstream calls will be unauthenticated`);
+      return new Secret(key, `env:${value.env}`);
+    }
+    return this.secret(value, `providers.${provider}.api_key`);
+  }
+}
+
+function writable(dir: string): boolean {
+  try {
+    accessSync(dir, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function listener(address: string, tls: ListenerSettings["tls"]): ListenerSettings {
+  const colon = address.lastIndexOf(":");
+  let hostname = address.slice(0, colon);
+  if (hostname.startsWith("[")) hostname = hostname.slice(1, -1);
+  return { hostname: hostname === "" ? "0.0.0.0" : hostname, port: Number(address.slice(colon + 1)), tls };
+}
+
+function readTls(c: Collector, block: { cert_file: string; key_file: string; client_ca_file?: string } | undefined, at: string): ListenerSettings["tls"] {
+  if (!block) return undefined;
+  const cert = c.readFile(block.cert_file, `${at}.cert_file`, "certificate");
+  const key = c.readFile(block.key_file, `${at}.key_file`, "private key");
+  const ca = block.client_ca_file ? c.readFile(block.client_ca_file, `${at}.client_ca_file`, "CA file") : undefined;
+  const parse = (file: string, field: string, what: string, check: () => unknown) => {
+    try {
+      check();
+    } catch {
+      c.errors.push(`${at}.${field}: ${file} is not a valid PEM ${what}`);
+    }
+  };
+  if (cert !== undefined) parse(block.cert_file, "cert_file", "certificate", () => new X509Certificate(cert));
+  if (key !== undefined) parse(block.key_file, "key_file", "private key", () => createPrivateKey(key));
+  if (ca !== undefined) parse(block.client_ca_file!, "client_ca_file", "CA certificate", () => new X509Certificate(ca));
+  if (cert === undefined || key === undefined || (block.client_ca_file && ca === undefined)) return undefined;
+  return { cert, key, ca };
+}
+
+function resolveProvider(c: Collector, name: string, p: ProviderCfg, healthDefaults: HealthSettings): ResolvedProvider {
+  const aws =
+    p.aws_access_key_id && p.aws_secret_access_key
+      ? {
+          accessKeyId: c.secret(p.aws_access_key_id, `providers.${name}.aws_access_key_id`) ?? new Secret("", "unset"),
+          secretAccessKey: c.secret(p.aws_secret_access_key, `providers.${name}.aws_secret_access_key`) ?? new Secret("", "unset"),
+          sessionToken: p.aws_session_token ? c.secret(p.aws_session_token, `providers.${name}.aws_session_token`) : undefined,
+        }
+      : undefined;
+  return {
+    name,
+    protocol: p.protocol,
+    baseUrl: (p.base_url ?? defaultBaseUrl(p.protocol, p.region))?.replace(/\/+$/, ""),
+    apiKey: c.providerKey(p.api_key, name),
+    headers: p.headers ?? {},
+    query: p.query ?? {},
+    health: { ...healthDefaults, ...p.health },
+    region: p.region,
+    aws,
+    latencyMs: p.latency_ms ?? 0,
+  };
+}
+
+export function resolveConfig(validated: GatewayConfig, ctx: ResolveContext): ResolveResult {
+  const c = new Collector(ctx.env);
+  const cfg = Value.Default(GatewayConfig, structuredClone(validated)) as GatewayConfig;
+
+  const healthDefaults = { ...HEALTH_DEFAULTS, ...cfg.health };
+  const providers = new Map<string, ResolvedProvider>();
+  for (const [name, p] of Object.entries(cfg.providers ?? {})) providers.set(name, resolveProvider(c, name, p, healthDefaults));
+
+  const lanes = new Map<string, Lane>();
+  for (const [name, m] of Object.entries(cfg.models ?? {})) {
+    const provider = providers.get(m.provider);
+    if (!provider) continue; // reported by the reference checks
+    lanes.set(name, {
+      name,
+      provider,
+      upstreamModel: m.model ?? name,
+      contextWindow: m.context_window ?? null,
+      maxConcurrent: m.max_concurrent ?? null,
+      maxRequests: m.max_requests ?? null,
+    });
+  }
+
+  const routing = cfg.routing ?? {};
+  const { hooks: globalPoolHooks = [], ...poolCfgs } = (cfg.pools ?? {}) as { hooks?: string[] } & Record<string, PoolCfg>;
+  const pools = new Map<string, Pool>();
+  const poolOf = (name: string, pc: PoolCfg, implicit: boolean): Pool => ({
+    name,
+    members: pc.members.flatMap((m) => {
+      const lane = lanes.get(m.model);
+      return lane ? [{ lane, weight: m.weight ?? 1 }] : [];
+    }),
+    breaker: { ...BREAKER_DEFAULTS, ...routing.breaker, ...pc.breaker },
+    failover: { ...FAILOVER_DEFAULTS, ...routing.failover, ...pc.failover },
+    onExhausted: pc.on_exhausted ?? routing.on_exhausted ?? "reject",
+    hooks: pc.hooks ?? [],
+    implicit,
+  });
+  for (const [name, pc] of Object.entries(poolCfgs)) pools.set(name, poolOf(name, pc, false));
+  for (const name of lanes.keys()) if (!pools.has(name)) pools.set(name, poolOf(name, { members: [{ model: name }] }, true));
+
+  const globalHooks = [
+    ...globalPoolHooks,
+    ...Object.entries(cfg.hooks ?? {}).flatMap(([name, h]) => (h.global && !globalPoolHooks.includes(name) ? [name] : [])),
+  ];
+
+  const auth = cfg.auth ?? {};
+  const adminTokens: AdminToken[] = (auth.admin_tokens ?? []).flatMap((t, i) => {
+    const token = c.secret(t.token, `auth.admin_tokens[${i}].token`);
+    return token ? [{ name: t.name ?? `admin-token-${i}`, token, scope: t.scope ?? "full" }] : [];
+  });
+  (auth.tokens ?? []).forEach((t, i) => c.secret(t.token, `auth.tokens[${i}].token`));
+  if (auth.signing_key) c.secret(auth.signing_key, "auth.signing_key");
+  for (const [name, idp] of Object.entries(cfg["identity-providers"] ?? {})) {
+    if (idp.browser_login) c.secret(idp.browser_login.client_secret, `identity-providers.${name}.browser_login.client_secret`);
+  }
+
+  const chain = auth.chain ?? [];
+  const adminChain = auth.admin_auth ?? [];
+  if (chain.length === 0) {
+    c.warnings.push(`auth.chain is empty: the data plane is an OPEN RELAY; anyone who can reach ${cfg.listen} can spend every configured provider's credits`);
+  }
+  for (const module of [...chain, ...adminChain]) {
+    if (!COMPILED_AUTH_MODULES.includes(module)) {
+      c.warnings.push(`auth module ${JSON.stringify(module)} is not in this build; it admits nobody, so requests it alone would admit are refused`);
+    }
+  }
+  if (adminChain.length === 0) c.warnings.push(`auth.admin_auth is empty: the admin plane on ${cfg.admin_listen} is open to anyone who can reach it`);
+
+  const listeners = {
+    data: listener(cfg.listen!, readTls(c, cfg.tls, "tls")),
+    admin: listener(cfg.admin_listen!, readTls(c, cfg.admin_tls, "admin_tls")),
+  };
+
+  const locked = cfg.config?.locked ?? false;
+  const overlay = resolvePath(cfg.config?.overlay ?? "./gateway.overlay.yaml");
+  const configPersistence = !locked && writable(dirname(overlay));
+  if (!locked && !configPersistence) c.warnings.push(`config overlay directory ${dirname(overlay)} is not writable: API config changes will not persist`);
+
+  if (c.errors.length > 0) return { ok: false, errors: c.errors };
+  return {
+    ok: true,
+    snapshot: {
+      version: ctx.version,
+      source: ctx.source,
+      config: cfg,
+      providers,
+      lanes,
+      pools,
+      globalHooks,
+      listeners,
+      auth: { chain, adminChain, adminTokens, upstreamCredentials: cfg.upstream_credentials ?? "own" },
+      configPersistence,
+      warnings: c.warnings,
+    },
+  };
+}

@@ -1,0 +1,72 @@
+// The resolved config: built once per load or apply, deep-frozen, and swapped whole. A request reads
+// `holder.current` once at its start and keeps that snapshot to its end.
+import type { ResolvedProvider } from "../providers/provider.ts";
+import type { Lane } from "../routing/lane.ts";
+import type { Pool } from "../routing/pool.ts";
+import type { GatewayConfig } from "./schema.ts";
+import type { Secret } from "./secret.ts";
+
+export interface ListenerSettings {
+  readonly hostname: string;
+  readonly port: number;
+  readonly tls: { readonly cert: string; readonly key: string; readonly ca: string | undefined } | undefined;
+}
+
+export interface AdminToken {
+  readonly name: string;
+  readonly token: Secret;
+  readonly scope: "read-only" | "full";
+}
+
+export interface Snapshot {
+  /** config_version: 0 at boot, +1 per API apply (process-local). */
+  readonly version: number;
+  /** Where it came from: a file path, or "embedded default". */
+  readonly source: string;
+  /** The validated tree with every default filled in. Secret references stay references here. */
+  readonly config: Readonly<GatewayConfig>;
+  readonly providers: ReadonlyMap<string, ResolvedProvider>;
+  readonly lanes: ReadonlyMap<string, Lane>;
+  /** Named pools and the implicit one-lane pools of bare model aliases. */
+  readonly pools: ReadonlyMap<string, Pool>;
+  readonly globalHooks: readonly string[];
+  readonly listeners: { readonly data: ListenerSettings; readonly admin: ListenerSettings };
+  readonly auth: {
+    readonly chain: readonly string[];
+    readonly adminChain: readonly string[];
+    readonly adminTokens: readonly AdminToken[];
+    readonly upstreamCredentials: "own" | "passthrough";
+  };
+  /** InfoView.config_persistence: not locked, and the overlay's directory is writable. */
+  readonly configPersistence: boolean;
+  /** Things an operator should hear about at boot; they do not stop it. */
+  readonly warnings: readonly string[];
+}
+
+function deepFreeze<T>(value: T, seen = new WeakSet<object>()): T {
+  if (typeof value !== "object" || value === null || seen.has(value)) return value;
+  seen.add(value);
+  if (value instanceof Map) for (const v of value.values()) deepFreeze(v, seen);
+  else for (const v of Object.values(value)) deepFreeze(v, seen);
+  return Object.freeze(value);
+}
+
+export function freezeSnapshot(snapshot: Snapshot): Snapshot {
+  return deepFreeze(snapshot);
+}
+
+/** Holds the live snapshot; a swap is one reference assignment, so readers never see a half-built config. */
+export class ConfigHolder {
+  #current: Snapshot;
+  constructor(initial: Snapshot) {
+    this.#current = initial;
+  }
+  get current(): Snapshot {
+    return this.#current;
+  }
+  swap(next: Snapshot): Snapshot {
+    const previous = this.#current;
+    this.#current = next;
+    return previous;
+  }
+}

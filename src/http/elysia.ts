@@ -1,0 +1,80 @@
+// The error handling both listeners share: unknown path 404, wrong method 405 + Allow, malformed or
+// mis-shaped body 400 naming the member, GatewayError as thrown, anything else 500 with no detail.
+import { Elysia, ValidationError } from "elysia";
+import type { TSchema } from "@sinclair/typebox";
+import { schemaErrors } from "../config/schema-errors.ts";
+import type { Logger } from "../telemetry/logger.ts";
+import { errorResponse, GatewayError, gatewayErrorResponse } from "./errors.ts";
+import { RouteTable } from "./routes.ts";
+
+function validationMessage(error: ValidationError): string {
+  const validator = error.validator as { schema?: TSchema } & TSchema;
+  const schema = (validator.schema ?? validator) as TSchema;
+  let errors: string[];
+  try {
+    errors = schemaErrors(schema, error.value, { style: "pointer" });
+  } catch {
+    errors = [];
+  }
+  return errors.length > 0 ? errors.join("; ") : "request body does not match the expected shape";
+}
+
+/**
+ * One controller. `normalize: false` because Elysia would otherwise coerce and strip a body to fit its
+ * schema (`{"config": 3}` became `{"config": {}}`); we reject what does not fit instead.
+ */
+export function controller(name: string) {
+  return new Elysia({ name, normalize: false });
+}
+
+/** A controller whose bodies are JSON whatever the content type says (curl -d sends a form type). */
+export function jsonController(name: string) {
+  return controller(name).onParse(async ({ request }) => {
+    const text = await request.text();
+    if (text.trim() === "") return null;
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      throw new GatewayError("invalid_request", "request body is not valid JSON");
+    }
+  });
+}
+
+/**
+ * Root instance of a listener's app. The route table for 405 is read lazily from the finished app,
+ * once, at the first unmatched request.
+ */
+export function listenerApp(name: string, logger: Logger, options: { prefix?: string } = {}) {
+  let table: RouteTable | undefined;
+  const app = new Elysia({ name, prefix: options.prefix ?? "", normalize: false });
+  return app.onError({ as: "global" }, ({ code, error, request }) => {
+    if (error instanceof GatewayError) return gatewayErrorResponse(error);
+    switch (code) {
+      case "NOT_FOUND": {
+        table ??= new RouteTable(app.routes);
+        const pathname = new URL(request.url).pathname;
+        const allowed = table.allowed(pathname);
+        if (allowed.length > 0) {
+          return errorResponse("method_not_allowed", `${request.method} is not allowed on ${pathname}; allowed: ${allowed.join(", ")}`, {
+            headers: { allow: allowed.join(", ") },
+          });
+        }
+        return errorResponse("not_found", `no route ${pathname}`);
+      }
+      case "PARSE":
+        return errorResponse("invalid_request", "request body is not valid JSON");
+      case "VALIDATION": {
+        const validation = error as ValidationError;
+        if (validation.type === "response") {
+          logger.error("response failed its own schema", { path: new URL(request.url).pathname, detail: validationMessage(validation) });
+          return errorResponse("internal", "internal error");
+        }
+        const where = validation.type === "body" ? "" : `${validation.type} `;
+        return errorResponse("invalid_request", `${where}${validationMessage(validation)}`);
+      }
+      default:
+        logger.error("unhandled error", { path: new URL(request.url).pathname, code: String(code), error });
+        return errorResponse("internal", "internal error");
+    }
+  });
+}

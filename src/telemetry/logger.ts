@@ -1,0 +1,53 @@
+// Structured logs: one JSON object per line on stderr ({ts, level, msg, ...fields}).
+// Secrets cannot reach a line: Secret objects print as a placeholder, and any field whose name says
+// it holds a credential is masked whatever its value.
+import { Secret } from "../config/secret.ts";
+
+export type LogLevel = "debug" | "info" | "warn" | "error";
+const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+export const LOG_LEVELS = Object.keys(RANK) as LogLevel[];
+
+export type Fields = Record<string, unknown>;
+
+export interface Logger {
+  debug(msg: string, fields?: Fields): void;
+  info(msg: string, fields?: Fields): void;
+  warn(msg: string, fields?: Fields): void;
+  error(msg: string, fields?: Fields): void;
+  child(fields: Fields): Logger;
+}
+
+const CREDENTIAL_FIELD = /(^|[_-])(token|secret|password|passwd|api[_-]?key|authorization|signing[_-]?key|cookie|credential)s?$/i;
+
+function replacer(this: unknown, key: string, value: unknown): unknown {
+  if (value instanceof Secret) return String(value);
+  if (key !== "" && CREDENTIAL_FIELD.test(key) && value !== null && value !== undefined && typeof value !== "boolean") return "[redacted]";
+  if (value instanceof Error) return { name: value.name, message: value.message, stack: value.stack };
+  if (typeof value === "bigint") return value.toString();
+  return value;
+}
+
+export function createLogger(options: { level?: LogLevel; write?: (line: string) => void; base?: Fields } = {}): Logger {
+  const threshold = RANK[options.level ?? "info"];
+  const write = options.write ?? ((line: string) => process.stderr.write(line));
+  const make = (base: Fields): Logger => {
+    const emit = (level: LogLevel, msg: string, fields?: Fields) => {
+      if (RANK[level] < threshold) return;
+      let line: string;
+      try {
+        line = JSON.stringify({ ts: new Date().toISOString(), level, msg, ...base, ...fields }, replacer);
+      } catch {
+        line = JSON.stringify({ ts: new Date().toISOString(), level, msg, ...base, note: "fields could not be serialised" }, replacer);
+      }
+      write(`${line}\n`);
+    };
+    return {
+      debug: (msg, fields) => emit("debug", msg, fields),
+      info: (msg, fields) => emit("info", msg, fields),
+      warn: (msg, fields) => emit("warn", msg, fields),
+      error: (msg, fields) => emit("error", msg, fields),
+      child: (fields) => make({ ...base, ...fields }),
+    };
+  };
+  return make(options.base ?? {});
+}
