@@ -22,10 +22,10 @@ export type LoadResult = { ok: true; snapshot: Snapshot } | { ok: false; errors:
 /** Parses YAML (after `${VAR}` interpolation) into a plain tree, or the errors with line numbers. */
 export function parseConfigText(text: string, source: string, env: LoadContext["env"]): { ok: true; tree: unknown } | { ok: false; errors: string[] } {
   const interpolated = interpolate(text, env, source);
-  const doc = parseDocument(interpolated.text, { prettyErrors: false, uniqueKeys: true });
+  const doc = parseDocument(interpolated.text, { prettyErrors: true, uniqueKeys: true });
   const errors = [
     ...interpolated.errors,
-    ...doc.errors.map((e) => `${source}:${e.linePos?.[0]?.line ?? "?"}: ${e.message.split("\n")[0]}`),
+    ...doc.errors.map((e) => `${source}:${e.linePos?.[0]?.line ?? "?"}: ${e.message.split("\n")[0]?.replace(/ at line \d+, column \d+:?$/, "")}`),
   ];
   if (errors.length > 0) return { ok: false, errors };
   const tree = doc.toJS({ maxAliasCount: 100 }) ?? {};

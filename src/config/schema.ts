@@ -49,15 +49,15 @@ const TlsBlock = Strict(
     key_file: Type.String({ minLength: 1, description: "PEM private key (PKCS#8, PKCS#1 or SEC1)" }),
     client_ca_file: Type.Optional(Type.String({ minLength: 1, description: "PEM CA; when set, clients must present a certificate chaining to it (mTLS)" })),
   },
-  { "x-restart": true },
+  { "x-restart": true, description: "TLS for the data-plane listener; absent = plain HTTP" },
 );
 const AdminTlsBlock = Strict(
   {
-    cert_file: Type.String({ minLength: 1 }),
-    key_file: Type.String({ minLength: 1 }),
+    cert_file: Type.String({ minLength: 1, description: "PEM certificate chain, leaf first" }),
+    key_file: Type.String({ minLength: 1, description: "PEM private key (PKCS#8, PKCS#1 or SEC1)" }),
     client_ca_file: Type.Optional(Type.String({ minLength: 1, description: "required with admin_require_mtls" })),
   },
-  { "x-restart": true },
+  { "x-restart": true, description: "TLS for the admin-plane listener; absent = plain HTTP" },
 );
 
 export const PROTOCOLS = ["openai", "anthropic", "gemini", "bedrock", "cohere", "responses", "mock"] as const;
@@ -94,28 +94,29 @@ const ModelCfg = Strict({
 export type ModelCfg = Static<typeof ModelCfg>;
 
 export const BreakerCfg = Strict({
-  error_rate: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1, default: 0.5 })),
-  window_secs: Type.Optional(Type.Number({ exclusiveMinimum: 0, default: 60 })),
-  min_requests: Type.Optional(Type.Integer({ minimum: 1, default: 5 })),
-  consecutive_n: Type.Optional(Type.Integer({ minimum: 1, default: 3 })),
-  base_cooldown_secs: Type.Optional(Type.Number({ exclusiveMinimum: 0, default: 15 })),
-  max_cooldown_secs: Type.Optional(Type.Number({ exclusiveMinimum: 0, default: 120 })),
+  error_rate: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1, default: 0.5, description: "trip when this share of the outcomes in window_secs failed" })),
+  window_secs: Type.Optional(Type.Number({ exclusiveMinimum: 0, default: 60, description: "window of the error_rate trip" })),
+  min_requests: Type.Optional(Type.Integer({ minimum: 1, default: 5, description: "outcomes in the window before error_rate can trip" })),
+  consecutive_n: Type.Optional(Type.Integer({ minimum: 1, default: 3, description: "consecutive failures that trip the breaker" })),
+  base_cooldown_secs: Type.Optional(Type.Number({ exclusiveMinimum: 0, default: 15, description: "first cooldown; it doubles on each further trip" })),
+  max_cooldown_secs: Type.Optional(Type.Number({ exclusiveMinimum: 0, default: 120, description: "ceiling of the doubling cooldown (an upstream Retry-After may exceed it)" })),
 });
 export const FailoverCfg = Strict({
-  max_hops: Type.Optional(Type.Integer({ minimum: 1, default: 3 })),
-  timeout_secs: Type.Optional(Type.Number({ exclusiveMinimum: 0, default: 120 })),
+  max_hops: Type.Optional(Type.Integer({ minimum: 1, default: 3, description: "most lanes one request tries" })),
+  timeout_secs: Type.Optional(Type.Number({ exclusiveMinimum: 0, default: 120, description: "deadline for one request across all its hops" })),
 });
 export const OnExhausted = Type.String({
   pattern: "^(reject|status_503|least_bad|fallback_pool:[A-Za-z0-9][A-Za-z0-9._@-]{0,127})$",
   "x-expected": "reject | status_503 | least_bad | fallback_pool:<pool>",
+  description: "when no member can serve: reject or status_503 (refuse), least_bad (the member whose cooldown ends soonest), fallback_pool:<pool> (try that pool)",
 });
 
 const PoolMember = Strict({
   model: Type.String({ description: "a key of models" }),
-  weight: Type.Optional(Type.Number({ exclusiveMinimum: 0, default: 1 })),
+  weight: Type.Optional(Type.Number({ exclusiveMinimum: 0, default: 1, description: "relative share of the pool's traffic" })),
 });
 const PoolCfg = Strict({
-  members: Type.Array(PoolMember, { minItems: 1 }),
+  members: Type.Array(PoolMember, { minItems: 1, description: "the lanes the pool routes across" }),
   breaker: Type.Optional(BreakerCfg),
   failover: Type.Optional(FailoverCfg),
   on_exhausted: Type.Optional(OnExhausted),
@@ -130,21 +131,21 @@ const PoolsCfg = Type.Object(
 );
 
 const RateCardEntry = Strict({
-  input: Type.Number({ minimum: 0 }),
-  output: Type.Number({ minimum: 0 }),
-  cache_read: Type.Optional(Type.Number({ minimum: 0, default: 0 })),
-  cache_creation: Type.Optional(Type.Number({ minimum: 0, default: 0 })),
+  input: Type.Number({ minimum: 0, description: "per 1M uncached input tokens" }),
+  output: Type.Number({ minimum: 0, description: "per 1M output tokens" }),
+  cache_read: Type.Optional(Type.Number({ minimum: 0, default: 0, description: "per 1M cache-read input tokens" })),
+  cache_creation: Type.Optional(Type.Number({ minimum: 0, default: 0, description: "per 1M cache-creation input tokens" })),
 });
 
 export const ADMIN_SCOPES = ["read-only", "full"] as const;
 const AuthCfg = Strict({
   chain: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { default: [], description: "ordered ingress modules: tokens | keys | oidc | <identity provider> | <plugin>; [] = open" })),
   signing_key: Type.Optional(SecretRef),
-  key_ttl: Type.Optional(Type.String({ ...Duration, default: "90d" })),
-  tokens: Type.Optional(Type.Array(Strict({ name: Type.String({ minLength: 1 }), token: SecretRef }), { default: [] })),
+  key_ttl: Type.Optional(Type.String({ ...Duration, default: "90d", description: "validity of the keys token exchange issues" })),
+  tokens: Type.Optional(Type.Array(Strict({ name: Type.String({ minLength: 1, description: "label of the token" }), token: SecretRef }), { default: [], description: "static client tokens (the tokens module)" })),
   admin_auth: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { default: [], description: "admin chain: admin-tokens | oidc | <identity provider>; [] = open admin plane" })),
   admin_tokens: Type.Optional(
-    Type.Array(Strict({ name: Type.Optional(Type.String({ minLength: 1 })), token: SecretRef, scope: Type.Optional(Enum(ADMIN_SCOPES, { default: "full" })) }), { default: [] }),
+    Type.Array(Strict({ name: Type.Optional(Type.String({ minLength: 1, description: "label of the token" })), token: SecretRef, scope: Type.Optional(Enum(ADMIN_SCOPES, { default: "full" })) }), { default: [], description: "admin-plane bearer tokens (the admin-tokens module)" }),
   ),
 }, { default: {} });
 
@@ -157,20 +158,20 @@ const WindowLimit = Strict({
   budget_cents: NullableUint,
   pool: Type.Optional(Type.Union([Type.String(), Type.Null()])),
 });
-const ConcurrentLimit = Strict({ concurrent: Type.Integer({ minimum: 1 }), pool: Type.Optional(Type.Union([Type.String(), Type.Null()])) });
+const ConcurrentLimit = Strict({ concurrent: Type.Integer({ minimum: 1, description: "most requests in flight at once" }), pool: Type.Optional(Type.Union([Type.String(), Type.Null()])) });
 export const LimitCfg = Type.Union([WindowLimit, ConcurrentLimit], {
   description: "a windowed limit {window, requests?, tokens?, budget_cents?, pool?} or {concurrent, pool?}",
 });
 const GroupCfg = Strict({
-  parent: Type.Optional(Type.String()),
-  enabled: Type.Optional(Type.Boolean({ default: true })),
-  limits: Type.Optional(Type.Array(LimitCfg, { default: [] })),
-  child_default: Type.Optional(Type.Array(LimitCfg)),
+  parent: Type.Optional(Type.String({ description: "parent group; limits are ANDed up the parent chain" })),
+  enabled: Type.Optional(Type.Boolean({ default: true, description: "false freezes the group: every request through it is rejected" })),
+  limits: Type.Optional(Type.Array(LimitCfg, { default: [], description: "enforced together (AND)" })),
+  child_default: Type.Optional(Type.Array(LimitCfg, { description: "limit template for children auto-provisioned under this group" })),
 });
 
 const IdentityProviderCfg = Strict({
   module: Type.String({ minLength: 1, description: "oidc | forge | <auth plugin>" }),
-  settings: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { default: {} })),
+  settings: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { default: {}, description: "module settings, checked by the module (oidc needs issuer and audience; forge needs client_id)" })),
   browser_login: Type.Optional(Strict({ client_secret: SecretRef, client_id: Type.Optional(Type.String({ minLength: 1 })) })),
   max_admin_scope: Type.Optional(Enum(["none", "read-only", "full"], { default: "read-only" })),
 });
@@ -184,36 +185,36 @@ export const HookCfg = Strict({
   transport: Type.Optional(Strict({ kind: Enum(["plugin", "none"]), target: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Null()])) })),
   prompt: Type.Optional(Enum(["no", "ro", "rw"], { default: "no" })),
   user: Type.Optional(Enum(["no", "ro"], { default: "no" })),
-  priority: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535, default: 0 })),
+  priority: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535, default: 0, description: "transform-chain order and reject tie-break" })),
   at: Type.Optional(Type.Union([Enum(["request", "candidate", "routing", "response"]), Type.Null()], { description: "tap stage; null for a gate" })),
   on_error: Type.Optional(Type.String({ minLength: 1, default: "weighted", description: "weighted | reject | first | nothing | <fallback hook>" })),
-  timeout_ms: Type.Optional(Type.Integer({ minimum: 1, default: 200 })),
-  settings: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { default: {} })),
-  global: Type.Optional(Type.Boolean({ default: false })),
+  timeout_ms: Type.Optional(Type.Integer({ minimum: 1, default: 200, description: "gate decision deadline (milliseconds)" })),
+  settings: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { default: {}, description: "settings bag handed to the hook" })),
+  global: Type.Optional(Type.Boolean({ default: false, description: "fire on every request, as if listed in pools.hooks" })),
 });
 export type HookCfg = Static<typeof HookCfg>;
 
 const PluginsCfg = Strict({
-  dir: Type.Optional(Type.String({ minLength: 1, default: "./plugins" })),
+  dir: Type.Optional(Type.String({ minLength: 1, default: "./plugins", description: "directory of installed plugins" })),
   trusted_keys: Type.Optional(Type.Record(Type.String({ minLength: 1 }), Type.String({ pattern: "^[0-9a-fA-F]{64}$" }), { default: {}, description: "publisher -> ed25519 public key (hex)" })),
-  allowlist: Type.Optional(Type.Array(Type.String({ pattern: "^[A-Za-z0-9*._-]+/[A-Za-z0-9*._-]+$" }), { default: [] })),
-  fetch: Type.Optional(Type.Array(Type.String({ pattern: "^[A-Za-z0-9._-]+/[A-Za-z0-9._-]+@[0-9A-Za-z.+-]+$" }), { default: [] })),
+  allowlist: Type.Optional(Type.Array(Type.String({ pattern: "^[A-Za-z0-9*._-]+/[A-Za-z0-9*._-]+$" }), { default: [], description: "<publisher>/<plugin> entries allowed to load; * is a wildcard" })),
+  fetch: Type.Optional(Type.Array(Type.String({ pattern: "^[A-Za-z0-9._-]+/[A-Za-z0-9._-]+@[0-9A-Za-z.+-]+$" }), { default: [], description: "plugins fetched at boot, as <owner>/<plugin>@<version>" })),
   registry_url: Type.Optional(Url("base URL plugins are fetched from")),
 }, { default: {} });
 
 export const EXPORT_STREAMS = ["metrics", "traces", "logs"] as const;
 const ExportCfg = Strict({
   module: Type.String({ minLength: 1, description: "prometheus | otlp | file | webhook | <exporter plugin>" }),
-  settings: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { default: {} })),
-  streams: Type.Optional(Type.Array(Enum(EXPORT_STREAMS))),
+  settings: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { default: {}, description: "module settings (required: file path, webhook url, otlp endpoint)" })),
+  streams: Type.Optional(Type.Array(Enum(EXPORT_STREAMS), { description: "subscribed streams; a built-in module carries only its own" })),
   fields: Type.Optional(Type.Unknown({ description: "parsed, but rejected by every built-in module" })),
 });
 
 const LimitsCfg = Strict({
-  upstream_request_timeout_secs: Type.Optional(Type.Number({ exclusiveMinimum: 0, default: 300, "x-restart": true })),
-  pool_max_idle_per_host: Type.Optional(Type.Integer({ minimum: 0, default: 64, "x-restart": true })),
-  pool_idle_timeout_secs: Type.Optional(Type.Number({ minimum: 0, default: 90, "x-restart": true })),
-  max_inbound_concurrent: Type.Optional(Type.Integer({ minimum: 1, default: 4096, "x-restart": true })),
+  upstream_request_timeout_secs: Type.Optional(Type.Number({ exclusiveMinimum: 0, default: 300, "x-restart": true, description: "upstream HTTP client request timeout" })),
+  pool_max_idle_per_host: Type.Optional(Type.Integer({ minimum: 0, default: 64, "x-restart": true, description: "idle keep-alive connections kept per upstream host" })),
+  pool_idle_timeout_secs: Type.Optional(Type.Number({ minimum: 0, default: 90, "x-restart": true, description: "how long an idle upstream connection is kept" })),
+  max_inbound_concurrent: Type.Optional(Type.Integer({ minimum: 1, default: 4096, "x-restart": true, description: "global cap on concurrent data-plane requests" })),
   shutdown_drain_secs: Type.Optional(Type.Number({ minimum: 0, default: 30, description: "how long SIGTERM waits for in-flight requests before closing them" })),
 }, { default: {} });
 
@@ -227,7 +228,7 @@ const AdvancedCfg = Strict({
     server_timing: Type.Optional(Type.Boolean({ default: true })),
     route_policy: Type.Optional(Type.Boolean({ default: true })),
   }, { default: {}, "x-restart": true })),
-  config_versions_retained: Type.Optional(Type.Integer({ minimum: 1, default: 100 })),
+  config_versions_retained: Type.Optional(Type.Integer({ minimum: 1, default: 100, description: "config versions kept for history, diff and rollback" })),
 }, { default: {} });
 
 export const GatewayConfig = Strict({
@@ -236,11 +237,11 @@ export const GatewayConfig = Strict({
   public_url: Type.Optional(Url("base of /auth/token and of what clients point at")),
   tls: Type.Optional(TlsBlock),
   admin_tls: Type.Optional(AdminTlsBlock),
-  admin_require_mtls: Type.Optional(Type.Boolean({ default: false, "x-restart": true })),
+  admin_require_mtls: Type.Optional(Type.Boolean({ default: false, "x-restart": true, description: "admin clients must present a certificate chaining to admin_tls.client_ca_file" })),
   store: Type.Optional(Strict({
     module: Enum(["sqlite"], { default: "sqlite" }),
     settings: Type.Optional(Strict({ path: Type.Optional(Type.String({ minLength: 1, default: "./gateway.db", description: "database file; relative to the working directory; :memory: for a throwaway store" })) }, { default: {} })),
-  }, { default: { module: "sqlite" }, "x-restart": true })),
+  }, { default: { module: "sqlite" }, "x-restart": true, description: "where keys, groups, the ledger, audit and config versions are kept" })),
   config: Type.Optional(Strict({
     locked: Type.Optional(Type.Boolean({ default: false, description: "true refuses every admin config mutation" })),
     overlay: Type.Optional(Type.String({ minLength: 1, default: "./gateway.overlay.yaml", description: "where API-applied changes persist" })),
@@ -250,11 +251,11 @@ export const GatewayConfig = Strict({
   models: Type.Optional(NameMap(ModelCfg, "model alias -> lane (a provider plus the upstream's model name)")),
   pools: Type.Optional(PoolsCfg),
   rate_card: Type.Optional(Type.Record(Type.String({ minLength: 1 }), RateCardEntry, { default: {}, description: "abstract cost units per 1M tokens, by model name" })),
-  per_request_fee: Type.Optional(Type.Number({ minimum: 0, default: 0 })),
+  per_request_fee: Type.Optional(Type.Number({ minimum: 0, default: 0, description: "abstract cost units per admitted request" })),
   auth: Type.Optional(AuthCfg),
   groups: Type.Optional(NameMap(GroupCfg, "group name -> limits")),
   "identity-providers": Type.Optional(NameMap(IdentityProviderCfg, "instance name -> identity provider")),
-  role_bindings: Type.Optional(Type.Record(Type.String({ minLength: 1 }), Type.Record(Type.String({ minLength: 1 }), RoleBinding), { default: {} })),
+  role_bindings: Type.Optional(Type.Record(Type.String({ minLength: 1 }), Type.Record(Type.String({ minLength: 1 }), RoleBinding), { default: {}, description: "identity-provider instance -> role-claim value -> binding" })),
   default_team: Type.Optional(Type.String({ minLength: 1, description: "group for sign-ins with no matching binding" })),
   hooks: Type.Optional(NameMap(HookCfg, "hook name -> hook")),
   plugins: Type.Optional(PluginsCfg),

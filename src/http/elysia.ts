@@ -6,6 +6,7 @@ import { schemaErrors } from "../config/schema-errors.ts";
 import type { Logger } from "../telemetry/logger.ts";
 import { errorResponse, GatewayError, gatewayErrorResponse } from "./errors.ts";
 import { RouteTable } from "./routes.ts";
+import { BodyTooLargeError } from "./serve.ts";
 
 function validationMessage(error: ValidationError): string {
   const validator = error.validator as { schema?: TSchema } & TSchema;
@@ -30,7 +31,13 @@ export function controller(name: string) {
 /** A controller whose bodies are JSON whatever the content type says (curl -d sends a form type). */
 export function jsonController(name: string) {
   return controller(name).onParse(async ({ request }) => {
-    const text = await request.text();
+    let text: string;
+    try {
+      text = await request.text();
+    } catch (error) {
+      if (error instanceof BodyTooLargeError) throw new GatewayError("invalid_request", error.message, { status: 413, headers: { connection: "close" } });
+      throw new GatewayError("invalid_request", "request body could not be read");
+    }
     if (text.trim() === "") return null;
     try {
       return JSON.parse(text) as unknown;
@@ -49,6 +56,9 @@ export function listenerApp(name: string, logger: Logger, options: { prefix?: st
   const app = new Elysia({ name, prefix: options.prefix ?? "", normalize: false });
   return app.onError({ as: "global" }, ({ code, error, request }) => {
     if (error instanceof GatewayError) return gatewayErrorResponse(error);
+    // Elysia wraps whatever a parse hook throws in a ParseError; ours carries the real answer as its cause.
+    const cause = (error as { cause?: unknown }).cause;
+    if (code === "PARSE" && cause instanceof GatewayError) return gatewayErrorResponse(cause);
     switch (code) {
       case "NOT_FOUND": {
         table ??= new RouteTable(app.routes);

@@ -1,5 +1,6 @@
-// One listener: Bun.serve around an app's fetch, with the body-size limit checked from the header
-// before any byte is read (Bun still cuts a chunked body that runs past the same limit).
+// One listener: Bun.serve around an app's fetch, with our own body-size limit. Bun's built-in limit
+// answers an empty 413, so it is set high and ours runs first: from Content-Length before any byte is
+// read, and for a chunked body by counting bytes as they stream in.
 import type { Server } from "bun";
 import type { ListenerSettings } from "../config/snapshot.ts";
 import { errorResponse } from "./errors.ts";
@@ -14,7 +15,36 @@ export interface ListenerOptions {
   readonly tooLarge?: (limit: number) => Response;
 }
 
-export const defaultTooLarge = (limit: number) => errorResponse("invalid_request", `request body exceeds the ${limit}-byte limit`, { status: 413 });
+export class BodyTooLargeError extends Error {
+  readonly limit: number;
+  constructor(limit: number) {
+    super(`request body exceeds the ${limit}-byte limit`);
+    this.limit = limit;
+  }
+}
+
+/** A chunked request whose body errors with BodyTooLargeError once it passes `limit` bytes. */
+function limitChunkedBody(request: Request, limit: number): Request {
+  if (request.body === null) return request;
+  let seen = 0;
+  const counted = request.body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        seen += chunk.byteLength;
+        if (seen > limit) controller.error(new BodyTooLargeError(limit));
+        else controller.enqueue(chunk);
+      },
+    }),
+  );
+  return new Request(request, { body: counted, duplex: "half" } as RequestInit);
+}
+
+/** Bun's own cap, far above any configured limit, only so a runaway stream cannot grow without bound. */
+const HARD_CAP_FACTOR = 4;
+
+/** The unread rest of the body would otherwise be parsed as the next request: close the connection. */
+export const defaultTooLarge = (limit: number) =>
+  errorResponse("invalid_request", `request body exceeds the ${limit}-byte limit`, { status: 413, headers: { connection: "close" } });
 
 export function startListener(options: ListenerOptions): Server<undefined> {
   const { settings, maxBodyBytes, fetch } = options;
@@ -22,7 +52,7 @@ export function startListener(options: ListenerOptions): Server<undefined> {
   return Bun.serve({
     hostname: settings.hostname,
     port: settings.port,
-    maxRequestBodySize: maxBodyBytes,
+    maxRequestBodySize: maxBodyBytes * HARD_CAP_FACTOR,
     // Streaming answers can be silent for a long time while a model thinks; the upstream timeout bounds them.
     idleTimeout: 0,
     development: false,
@@ -31,8 +61,8 @@ export function startListener(options: ListenerOptions): Server<undefined> {
       : undefined,
     fetch(request, server) {
       const length = request.headers.get("content-length");
-      if (length !== null && Number(length) > maxBodyBytes) return tooLarge(maxBodyBytes);
-      return fetch(request, server);
+      if (length !== null) return Number(length) > maxBodyBytes ? tooLarge(maxBodyBytes) : fetch(request, server);
+      return fetch(limitChunkedBody(request, maxBodyBytes), server);
     },
     error(error) {
       // Reached only if a handler throws past the app's own error handling.

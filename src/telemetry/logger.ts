@@ -17,7 +17,8 @@ export interface Logger {
   child(fields: Fields): Logger;
 }
 
-const CREDENTIAL_FIELD = /(^|[_-])(token|secret|password|passwd|api[_-]?key|authorization|signing[_-]?key|cookie|credential)s?$/i;
+// Singular names only: `input_tokens: 12` is a usage count, `access_token` is a credential.
+const CREDENTIAL_FIELD = /(^|[_-])(token|secret|password|passwd|api[_-]?key|authorization|signing[_-]?key|cookie|credential)$/i;
 
 function replacer(this: unknown, key: string, value: unknown): unknown {
   if (value instanceof Secret) return String(value);
