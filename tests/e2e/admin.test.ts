@@ -2,7 +2,7 @@
 // /admin-auth, the error envelopes, the admin-token guard and its scopes.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import pkg from "../../package.json" with { type: "json" };
-import { LISTEN_ANY, startGateway, type RunningGateway } from "../support/gateway.ts";
+import { json, LISTEN_ANY, startGateway, type RunningGateway } from "../support/gateway.ts";
 
 const SECRET = "sekrit-e2e-7f3a9c";
 
@@ -64,7 +64,7 @@ describe("GET /info", () => {
     const response = await admin("/info");
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toContain("application/json");
-    const info = await response.json();
+    const info = await json(response);
     expect(Object.keys(info).sort()).toEqual(["build", "config_persistence", "config_version", "started_at", "topology", "uptime_seconds", "version"]);
     expect(info.version).toBe(pkg.version);
     expect(info.version).toMatch(/^\d+\.\d+\.\d+/);
@@ -81,7 +81,7 @@ describe("GET /info", () => {
 
 describe("GET /config", () => {
   test("describes pools, models, providers and hooks", async () => {
-    const view = await (await admin("/config")).json();
+    const view = await json(await admin("/config"));
     expect(view.version).toBe(0);
     expect(view.auth).toEqual({ chain: ["keys"], upstream_credentials: "own", open: false });
     const chat = view.pools.find((p: { name: string }) => p.name === "chat");
@@ -116,8 +116,8 @@ describe("GET /config", () => {
 
 describe("GET /auth and /admin-auth", () => {
   test("the ingress chain and the admin chain", async () => {
-    expect(await (await admin("/auth")).json()).toEqual({ chain: ["keys"], upstream_credentials: "own", open: false });
-    expect(await (await admin("/admin-auth")).json()).toEqual({ configured: true, modules: ["admin-tokens"] });
+    expect(await json(await admin("/auth"))).toEqual({ chain: ["keys"], upstream_credentials: "own", open: false });
+    expect(await json(await admin("/admin-auth"))).toEqual({ configured: true, modules: ["admin-tokens"] });
   });
 });
 
@@ -125,14 +125,14 @@ describe("error envelopes", () => {
   test("unknown path: 404 not_found", async () => {
     const response = await admin("/no/such/thing");
     expect(response.status).toBe(404);
-    expect(await response.json()).toEqual({ error: { code: "not_found", message: "no route /api/v1/admin/no/such/thing" } });
+    expect(await json(response)).toEqual({ error: { code: "not_found", message: "no route /api/v1/admin/no/such/thing" } });
   });
 
   test("wrong method: 405 method_not_allowed with Allow", async () => {
     const response = await admin("/info", { method: "DELETE" });
     expect(response.status).toBe(405);
     expect(response.headers.get("allow")).toBe("GET, HEAD");
-    expect((await response.json()).error.code).toBe("method_not_allowed");
+    expect((await json(response)).error.code).toBe("method_not_allowed");
     const wrongOnPost = await admin("/config/validate", { method: "GET" });
     expect(wrongOnPost.status).toBe(405);
     expect(wrongOnPost.headers.get("allow")).toBe("POST");
@@ -141,37 +141,37 @@ describe("error envelopes", () => {
   test("malformed JSON: 400 invalid_request", async () => {
     const response = await admin("/config/validate", { method: "POST", body: "{not json" });
     expect(response.status).toBe(400);
-    expect(await response.json()).toEqual({ error: { code: "invalid_request", message: "request body is not valid JSON" } });
+    expect(await json(response)).toEqual({ error: { code: "invalid_request", message: "request body is not valid JSON" } });
   });
 
   test("wrong shape: 400 naming the member", async () => {
     const wrongType = await admin("/config/validate", { method: "POST", body: JSON.stringify({ config: 3 }) });
     expect(wrongType.status).toBe(400);
-    expect(await wrongType.json()).toEqual({ error: { code: "invalid_request", message: "/config: expected object, got 3" } });
+    expect(await json(wrongType)).toEqual({ error: { code: "invalid_request", message: "/config: expected object, got 3" } });
     const unknown = await admin("/config/validate", { method: "POST", body: JSON.stringify({ yaml: "", extra: true }) });
     expect(unknown.status).toBe(400);
-    expect((await unknown.json()).error.message).toBe("/extra: unknown member");
+    expect((await json(unknown)).error.message).toBe("/extra: unknown member");
   });
 
   test("a body over the limit: 413 in the envelope", async () => {
     const response = await admin("/config/validate", { method: "POST", body: JSON.stringify({ yaml: "#".repeat(9 * 1024 * 1024) }) });
     expect(response.status).toBe(413);
-    expect((await response.json()).error.code).toBe("invalid_request");
+    expect((await json(response)).error.code).toBe("invalid_request");
   });
 });
 
 describe("POST /config/validate", () => {
   test("a valid proposal: ok, and nothing changes", async () => {
     const response = await admin("/config/validate", { method: "POST", body: JSON.stringify({ yaml: "providers: {p: {protocol: mock}}\n" }) });
-    expect(await response.json()).toEqual({ ok: true, errors: [] });
-    expect((await (await admin("/info")).json()).config_version).toBe(0);
+    expect(await json(response)).toEqual({ ok: true, errors: [] });
+    expect((await json(await admin("/info"))).config_version).toBe(0);
   });
 
   test("an invalid proposal: 200, ok false, every error", async () => {
     const config = { listen: 5, models: { m: { provider: "ghost" } }, pools: { p: { members: [{ model: "nope" }] } } };
     const response = await admin("/config/validate", { method: "POST", body: JSON.stringify({ config }) });
     expect(response.status).toBe(200);
-    expect(await response.json()).toEqual({
+    expect(await json(response)).toEqual({
       ok: false,
       errors: ["listen: expected string, got 5", 'models.m.provider: unknown provider "ghost"', 'pools.p.members[0].model: unknown model "nope"'],
     });
@@ -183,7 +183,7 @@ describe("admin-tokens guard", () => {
     for (const path of ["/info", "/config", "/no/such/thing"]) {
       const response = await fetch(`${gw.admin}${path}`);
       expect(response.status).toBe(401);
-      expect((await response.json()).error.code).toBe("unauthorized");
+      expect((await json(response)).error.code).toBe("unauthorized");
     }
     expect((await fetch(`${gw.admin}/info`, { headers: { "x-admin-token": "admin-full-tokeN" } })).status).toBe(401);
   });
@@ -199,7 +199,7 @@ describe("admin-tokens guard", () => {
     expect(validate.status).toBe(200);
     const mutation = await fetch(`${gw.admin}/config/apply`, { method: "POST", headers: READ_ONLY, body: JSON.stringify({ yaml: "" }) });
     expect(mutation.status).toBe(403);
-    expect((await mutation.json()).error.code).toBe("forbidden");
+    expect((await json(mutation)).error.code).toBe("forbidden");
   });
 });
 
@@ -216,6 +216,6 @@ describe("body limit on a chunked upload", () => {
     });
     const response = await admin("/config/validate", { method: "POST", body, duplex: "half" } as RequestInit);
     expect(response.status).toBe(413);
-    expect(await response.json()).toEqual({ error: { code: "invalid_request", message: "request body exceeds the 8388608-byte limit" } });
+    expect(await json(response)).toEqual({ error: { code: "invalid_request", message: "request body exceeds the 8388608-byte limit" } });
   });
 });

@@ -59,10 +59,11 @@ export async function startGateway(configYaml: string, options: { env?: Record<s
   writeFileSync(configPath, configYaml);
   const proc = Bun.spawn([ensureBinary(), "--config", configPath], { cwd: dir, env: baseEnv(options.env), stdout: "pipe", stderr: "pipe", stdin: "ignore" });
   const logs: string[] = [];
+  let readerDone: Promise<void> = Promise.resolve();
   const started = new Promise<{ data: string; admin: string }>((resolveStarted, reject) => {
     const decoder = new TextDecoder();
     let pending = "";
-    void (async () => {
+    readerDone = (async () => {
       for await (const chunk of proc.stderr) {
         pending += decoder.decode(chunk, { stream: true });
         let newline: number;
@@ -98,7 +99,11 @@ export async function startGateway(configYaml: string, options: { env?: Record<s
       const killer = setTimeout(() => proc.kill("SIGKILL"), timeoutMs);
       const code = await proc.exited;
       clearTimeout(killer);
+      await readerDone; // the last log lines are read before the caller looks at them
       return code;
     },
   };
 }
+
+/** A response body as JSON, loosely typed: tests assert its shape themselves. */
+export const json = (response: Response): Promise<any> => response.json();
