@@ -7,6 +7,7 @@ const result = await Bun.build({
   entrypoints: ["src/main.ts"],
   compile: { outfile },
   minify: true,
+  bytecode: true,
   sourcemap: "none",
   target: "bun",
 });

@@ -68,12 +68,36 @@ async function main(argv: readonly string[]): Promise<number> {
   const holder = new ConfigHolder(snapshot);
   const startedAt = Math.floor(Date.now() / 1000);
   const apps = buildApps({ holder, store, logger, now: Date.now, startedAt, env });
-  const security = snapshot.config.security ?? {};
   const servers: Server<undefined>[] = [];
+  // Live settings are read from the current snapshot when used, not copied at boot.
+  const security = () => holder.current.config.security ?? {};
+
+  // Handlers go in before any listener exists, so a signal at any moment after this drains cleanly.
+  let stopping = false;
+  let stopped: (code: number) => void = () => {};
+  const exit = new Promise<number>((resolveExit) => (stopped = resolveExit));
+  const shutdown = async (signal: string) => {
+    if (stopping) {
+      logger.warn("second signal: closing open connections now", { signal });
+      for (const server of servers) server.stop(true);
+      return;
+    }
+    stopping = true;
+    const drainMs = (holder.current.config.limits?.shutdown_drain_secs ?? 30) * 1000;
+    logger.info("shutting down: draining in-flight requests", { signal, drain_secs: drainMs / 1000 });
+    await drain(servers, drainMs, logger);
+    await store.close();
+    logger.info("stopped");
+    stopped(0);
+  };
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
+  process.on("SIGINT", () => void shutdown("SIGINT"));
+
   for (const [plane, settings, fetch, maxBodyBytes] of [
-    ["data", snapshot.listeners.data, apps.data, security.max_body_bytes ?? 33554432],
-    ["admin", snapshot.listeners.admin, apps.admin, security.admin_max_body_bytes ?? 8388608],
+    ["data", snapshot.listeners.data, apps.data, () => security().max_body_bytes ?? 33554432],
+    ["admin", snapshot.listeners.admin, apps.admin, () => security().admin_max_body_bytes ?? 8388608],
   ] as const) {
+    if (stopping) break;
     try {
       servers.push(startListener({ settings, fetch, maxBodyBytes }));
     } catch (error) {
@@ -83,35 +107,19 @@ async function main(argv: readonly string[]): Promise<number> {
       return 1;
     }
   }
-  const [data, admin] = servers as [Server<undefined>, Server<undefined>];
-  logger.info("gateway started", {
-    version: VERSION,
-    data: listenerAddress(data),
-    admin: listenerAddress(admin),
-    config: source,
-    store: storePath,
-    tls: snapshot.listeners.data.tls !== undefined,
-  });
-
-  const drainMs = (snapshot.config.limits?.shutdown_drain_secs ?? 30) * 1000;
-  return new Promise<number>((done) => {
-    let stopping = false;
-    const shutdown = async (signal: string) => {
-      if (stopping) {
-        logger.warn("second signal: closing open connections now", { signal });
-        for (const server of servers) server.stop(true);
-        return;
-      }
-      stopping = true;
-      logger.info("shutting down: draining in-flight requests", { signal, drain_secs: drainMs / 1000 });
-      await drain(servers, drainMs, logger);
-      await store.close();
-      logger.info("stopped");
-      done(0);
-    };
-    process.on("SIGTERM", () => void shutdown("SIGTERM"));
-    process.on("SIGINT", () => void shutdown("SIGINT"));
-  });
+  if (!stopping) {
+    const [data, admin] = servers as [Server<undefined>, Server<undefined>];
+    logger.info("gateway started", {
+      version: VERSION,
+      data: listenerAddress(data),
+      admin: listenerAddress(admin),
+      config: source,
+      store: storePath,
+      tls: snapshot.listeners.data.tls !== undefined,
+      boot_ms: Math.round(performance.now()),
+    });
+  }
+  return exit;
 }
 
 /** Stop accepting, let in-flight requests finish up to the bound, then close what is left. */

@@ -23,7 +23,8 @@ export function presentedAdminToken(headers: Headers): string | undefined {
 
 type AdminModule = (snapshot: Snapshot, headers: Headers) => AdminPrincipal | undefined;
 
-const MODULES: Record<string, AdminModule> = {
+/** Compiled-in admin modules by name. */
+export const ADMIN_MODULES: Readonly<Record<string, AdminModule>> = {
   "admin-tokens": (snapshot, headers) => {
     const presented = presentedAdminToken(headers);
     if (presented === undefined) return undefined;
@@ -39,7 +40,7 @@ const MODULES: Record<string, AdminModule> = {
 export function authenticateAdmin(snapshot: Snapshot, headers: Headers): AdminPrincipal | undefined {
   if (snapshot.auth.adminChain.length === 0) return ANONYMOUS;
   for (const name of snapshot.auth.adminChain) {
-    const principal = MODULES[name]?.(snapshot, headers);
+    const principal = ADMIN_MODULES[name]?.(snapshot, headers);
     if (principal) return principal;
   }
   return undefined;

@@ -37,6 +37,9 @@ export function referenceErrors(root: unknown): string[] {
     const p = bag(raw);
     const at = `providers.${name}`;
     if (p.protocol === "bedrock" && p.region === undefined && p.base_url === undefined) errors.push(`${at}: a bedrock provider needs region or base_url`);
+    if ((p.aws_access_key_id === undefined) !== (p.aws_secret_access_key === undefined) || (p.aws_session_token !== undefined && p.aws_access_key_id === undefined)) {
+      errors.push(`${at}: aws_access_key_id and aws_secret_access_key go together (aws_session_token needs both)`);
+    }
     if (p.protocol !== "bedrock") {
       for (const key of ["region", "aws_access_key_id", "aws_secret_access_key", "aws_session_token"]) {
         if (p[key] !== undefined) errors.push(`${at}.${key}: only a bedrock provider takes ${key}`);

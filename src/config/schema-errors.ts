@@ -1,6 +1,5 @@
 // Turns TypeBox's value errors into the operator-facing form `pools.chat.members[1].model: message`.
-import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
-import { ValueErrorType, type ValueError } from "@sinclair/typebox/errors";
+import { Errors, ValueErrorType, type ValueError } from "@sinclair/typebox/errors";
 import type { TSchema } from "@sinclair/typebox";
 
 /** JSON pointer `/pools/chat/members/1` -> `pools.chat.members[1]`. */
@@ -40,17 +39,6 @@ function message(error: ValueError): string {
       return error.value === undefined ? base : `${base}, got ${describe(error.value)}`;
     }
   }
-}
-
-/** Compiled once per schema; checking is on admin and boot paths only, but compile is cheap to reuse. */
-const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>();
-export function checker<T extends TSchema>(schema: T): TypeCheck<T> {
-  let check = compiled.get(schema);
-  if (!check) {
-    check = TypeCompiler.Compile(schema);
-    compiled.set(schema, check);
-  }
-  return check as TypeCheck<T>;
 }
 
 /**
@@ -95,6 +83,8 @@ function collect(errors: Iterable<ValueError>, prefix: string, seen: Set<string>
  */
 export function schemaErrors(schema: TSchema, value: unknown, options: { prefix?: string; style?: PathStyle } = {}): string[] {
   const out: string[] = [];
-  collect(checker(schema).Errors(value), options.prefix ?? "", new Set(), out, options.style ?? "dotted");
+  // Interpreted, not compiled: this runs on boot and admin paths, where compiling the whole config
+  // schema would cost more (about 10 ms at startup) than it saves.
+  collect(Errors(schema, value), options.prefix ?? "", new Set(), out, options.style ?? "dotted");
   return out;
 }

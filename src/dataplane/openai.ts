@@ -2,6 +2,7 @@
 // replaces this with the protocol adapter and the upstream client.
 import { controller } from "../http/elysia.ts";
 import type { ConfigHolder } from "../config/snapshot.ts";
+import { authenticateIngress } from "../auth/ingress-chain.ts";
 import { mockChatCompletion } from "../providers/mock.ts";
 
 /** OpenAI's error shape, so the OpenAI SDK raises its own typed errors. */
@@ -11,6 +12,9 @@ export function openaiError(status: number, message: string, type: string, code:
 
 async function chatCompletion(holder: ConfigHolder, request: Request, now: () => number): Promise<Response> {
   const snapshot = holder.current;
+  if (!authenticateIngress(snapshot, request)) {
+    return openaiError(401, "Incorrect API key provided, or no API key.", "invalid_request_error", "invalid_api_key");
+  }
   let body: unknown;
   try {
     body = await request.json();

@@ -9,7 +9,8 @@ export type FetchHandler = (request: Request, server: Server<undefined>) => Resp
 
 export interface ListenerOptions {
   readonly settings: ListenerSettings;
-  readonly maxBodyBytes: number;
+  /** Read per request: `security` is live on a config swap. */
+  readonly maxBodyBytes: () => number;
   readonly fetch: FetchHandler;
   /** Response for a body over the limit (the data plane answers in the caller's protocol later). */
   readonly tooLarge?: (limit: number) => Response;
@@ -39,8 +40,8 @@ function limitChunkedBody(request: Request, limit: number): Request {
   return new Request(request, { body: counted, duplex: "half" } as RequestInit);
 }
 
-/** Bun's own cap, far above any configured limit, only so a runaway stream cannot grow without bound. */
-const HARD_CAP_FACTOR = 4;
+/** Bun's own cap: above any sane configured limit, which is ours to enforce (and may change live). */
+const HARD_CAP_BYTES = 4 * 1024 * 1024 * 1024;
 
 /** The unread rest of the body would otherwise be parsed as the next request: close the connection. */
 export const defaultTooLarge = (limit: number) =>
@@ -52,7 +53,7 @@ export function startListener(options: ListenerOptions): Server<undefined> {
   return Bun.serve({
     hostname: settings.hostname,
     port: settings.port,
-    maxRequestBodySize: maxBodyBytes * HARD_CAP_FACTOR,
+    maxRequestBodySize: HARD_CAP_BYTES,
     // Streaming answers can be silent for a long time while a model thinks; the upstream timeout bounds them.
     idleTimeout: 0,
     development: false,
@@ -60,9 +61,10 @@ export function startListener(options: ListenerOptions): Server<undefined> {
       ? { cert: settings.tls.cert, key: settings.tls.key, ca: settings.tls.ca, requestCert: settings.tls.ca !== undefined, rejectUnauthorized: settings.tls.ca !== undefined, ALPNProtocols: "http/1.1" }
       : undefined,
     fetch(request, server) {
+      const limit = maxBodyBytes();
       const length = request.headers.get("content-length");
-      if (length !== null) return Number(length) > maxBodyBytes ? tooLarge(maxBodyBytes) : fetch(request, server);
-      return fetch(limitChunkedBody(request, maxBodyBytes), server);
+      if (length !== null) return Number(length) > limit ? tooLarge(limit) : fetch(request, server);
+      return fetch(limitChunkedBody(request, limit), server);
     },
     error(error) {
       // Reached only if a handler throws past the app's own error handling.

@@ -182,6 +182,25 @@ describe("data plane", () => {
   });
 });
 
+describe("ingress auth chain", () => {
+  test("a chain whose modules this build lacks fails closed: 401 in OpenAI's shape; /healthz stays open", async () => {
+    const gw = await startGateway(mockConfig({ extra: "auth: {chain: [keys], signing_key: {env: GW_SIGN}}" }), { env: { GW_SIGN: "s".repeat(32) } });
+    try {
+      expect(gw.logs.some((l) => l.includes('auth module \\"keys\\" is not in this build'))).toBe(true);
+      const refused = await fetch(`${gw.data}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: "Bearer anything" },
+        body: JSON.stringify({ model: "default", messages: [{ role: "user", content: "x" }] }),
+      });
+      expect(refused.status).toBe(401);
+      expect(await json(refused)).toEqual({ error: { message: "Incorrect API key provided, or no API key.", type: "invalid_request_error", param: null, code: "invalid_api_key" } });
+      expect((await fetch(`${gw.data}/healthz`)).status).toBe(200);
+    } finally {
+      await gw.stop();
+    }
+  });
+});
+
 describe("TLS", () => {
   test("both listeners serve HTTPS; with client_ca_file a client without a certificate is refused", async () => {
     const dir = makeTlsDir();

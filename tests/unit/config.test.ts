@@ -259,3 +259,10 @@ describe("the embedded default", () => {
     expect(locateConfig("missing.yaml", {}, empty)).toEqual({ error: `cannot read config file ${join(empty, "missing.yaml")} (ENOENT)` });
   });
 });
+
+describe("bedrock credentials", () => {
+  test("the AWS key pair goes together", () => {
+    const errors = errorsOf(load("providers:\n  aws: {protocol: bedrock, region: us-east-1, aws_access_key_id: {env: K}}\n"));
+    expect(errors).toEqual(["providers.aws: aws_access_key_id and aws_secret_access_key go together (aws_session_token needs both)"]);
+  });
+});
