@@ -3,23 +3,25 @@
 import { resolve as resolvePath } from "node:path";
 import type { Server } from "bun";
 import { buildApps } from "./app.ts";
-import { CliError, HELP, parseCli } from "./cli.ts";
+import { CliError, HELP, parseCli, type CliOptions } from "./cli.ts";
 import { embeddedDefaultText } from "./config/default.ts";
-import { loadConfigText, locateConfig } from "./config/load.ts";
-import { ConfigHolder } from "./config/snapshot.ts";
+import { loadConfigText, locateConfig, type LoadResult } from "./config/load.ts";
+import { ConfigHolder, type Snapshot } from "./config/snapshot.ts";
 import { listenerAddress, startListener } from "./http/serve.ts";
 import { SqliteStore, StoreOpenError } from "./store/sqlite.ts";
 import { createLogger, type Logger } from "./telemetry/logger.ts";
 import { VERSION } from "./version.ts";
 
 const env = process.env as Record<string, string | undefined>;
+/** Epoch seconds of process start (performance.now() counts from it): InfoView.started_at. */
+const startedAt = Math.floor((Date.now() - performance.now()) / 1000);
 
 function out(text: string): void {
   process.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
 }
 
 async function main(argv: readonly string[]): Promise<number> {
-  let cli;
+  let cli: CliOptions;
   try {
     cli = parseCli(argv, env);
   } catch (error) {
@@ -31,31 +33,36 @@ async function main(argv: readonly string[]): Promise<number> {
   if (cli.version) return out(`gateway ${VERSION}`), 0;
   if (cli.printDefaultConfig) return out(embeddedDefaultText(env)), 0;
 
-  const logger = createLogger({ level: cli.logLevel });
   const located = locateConfig(cli.config, env);
-  const result = "error" in located ? { ok: false as const, errors: [located.error] } : loadConfigText(located.text, located.source, { env });
   const source = "error" in located ? cli.config! : located.source;
+  const result: LoadResult = "error" in located ? { ok: false, errors: [located.error] } : loadConfigText(located.text, source, { env });
+  if (cli.check) return check(result, source);
 
-  if (cli.check) {
-    if (result.ok) {
-      for (const warning of result.snapshot.warnings) process.stderr.write(`warning: ${warning}\n`);
-      out(`config ok: ${source}`);
-      return 0;
-    }
-    for (const error of result.errors) process.stderr.write(`${error}\n`);
-    process.stderr.write(`${result.errors.length} error${result.errors.length === 1 ? "" : "s"} in ${source}\n`);
-    return 1;
-  }
+  const logger = createLogger({ level: cli.logLevel });
   if (!result.ok) {
     for (const error of result.errors) logger.error("config error", { source, error });
     logger.error("config invalid; not starting", { source, errors: result.errors.length });
     return 1;
   }
-  const snapshot = result.snapshot;
-  for (const warning of snapshot.warnings) logger.warn(warning, { source });
+  return run(result.snapshot, source, logger);
+}
 
-  const storeSettings = snapshot.config.store?.settings?.path ?? "./gateway.db";
-  const storePath = storeSettings === ":memory:" ? storeSettings : resolvePath(storeSettings);
+/** `--check`: plain lines for a person or a CI log, not JSON. */
+function check(result: LoadResult, source: string): number {
+  if (result.ok) {
+    for (const warning of result.snapshot.warnings) process.stderr.write(`warning: ${warning}\n`);
+    out(`config ok: ${source}`);
+    return 0;
+  }
+  for (const error of result.errors) process.stderr.write(`${error}\n`);
+  process.stderr.write(`${result.errors.length} error${result.errors.length === 1 ? "" : "s"} in ${source}\n`);
+  return 1;
+}
+
+async function run(snapshot: Snapshot, source: string, logger: Logger): Promise<number> {
+  for (const warning of snapshot.warnings) logger.warn(warning, { source });
+  const configuredPath = snapshot.config.store?.settings?.path ?? "./gateway.db";
+  const storePath = configuredPath === ":memory:" ? configuredPath : resolvePath(configuredPath);
   let store: SqliteStore;
   try {
     store = SqliteStore.open(storePath);
@@ -66,38 +73,21 @@ async function main(argv: readonly string[]): Promise<number> {
   }
 
   const holder = new ConfigHolder(snapshot);
-  const startedAt = Math.floor(Date.now() / 1000);
   const apps = buildApps({ holder, store, logger, now: Date.now, startedAt, env });
   const servers: Server<undefined>[] = [];
+  // Handlers go in before any listener exists, so a signal at any moment after this drains cleanly.
+  const shutdown = shutdownOnSignals(servers, logger, async () => {
+    await store.close();
+  }, () => (holder.current.config.limits?.shutdown_drain_secs ?? 30) * 1000);
+
   // Live settings are read from the current snapshot when used, not copied at boot.
   const security = () => holder.current.config.security ?? {};
-
-  // Handlers go in before any listener exists, so a signal at any moment after this drains cleanly.
-  let stopping = false;
-  let stopped: (code: number) => void = () => {};
-  const exit = new Promise<number>((resolveExit) => (stopped = resolveExit));
-  const shutdown = async (signal: string) => {
-    if (stopping) {
-      logger.warn("second signal: closing open connections now", { signal });
-      for (const server of servers) server.stop(true);
-      return;
-    }
-    stopping = true;
-    const drainMs = (holder.current.config.limits?.shutdown_drain_secs ?? 30) * 1000;
-    logger.info("shutting down: draining in-flight requests", { signal, drain_secs: drainMs / 1000 });
-    await drain(servers, drainMs, logger);
-    await store.close();
-    logger.info("stopped");
-    stopped(0);
-  };
-  process.on("SIGTERM", () => void shutdown("SIGTERM"));
-  process.on("SIGINT", () => void shutdown("SIGINT"));
-
-  for (const [plane, settings, fetch, maxBodyBytes] of [
+  const planes = [
     ["data", snapshot.listeners.data, apps.data, () => security().max_body_bytes ?? 33554432],
     ["admin", snapshot.listeners.admin, apps.admin, () => security().admin_max_body_bytes ?? 8388608],
-  ] as const) {
-    if (stopping) break;
+  ] as const;
+  for (const [plane, settings, fetch, maxBodyBytes] of planes) {
+    if (shutdown.stopping()) return shutdown.exit;
     try {
       servers.push(startListener({ settings, fetch, maxBodyBytes }));
     } catch (error) {
@@ -107,29 +97,47 @@ async function main(argv: readonly string[]): Promise<number> {
       return 1;
     }
   }
-  if (!stopping) {
-    const [data, admin] = servers as [Server<undefined>, Server<undefined>];
-    logger.info("gateway started", {
-      version: VERSION,
-      data: listenerAddress(data),
-      admin: listenerAddress(admin),
-      config: source,
-      store: storePath,
-      tls: snapshot.listeners.data.tls !== undefined,
-      boot_ms: Math.round(performance.now()),
-    });
-  }
-  return exit;
+  logger.info("gateway started", {
+    version: VERSION,
+    data: listenerAddress(servers[0]!),
+    admin: listenerAddress(servers[1]!),
+    config: source,
+    store: storePath,
+    tls: snapshot.listeners.data.tls !== undefined,
+    boot_ms: Math.round(performance.now()),
+  });
+  return shutdown.exit;
 }
 
-/** Stop accepting, let in-flight requests finish up to the bound, then close what is left. */
-async function drain(servers: readonly Server<undefined>[], boundMs: number, logger: Logger): Promise<void> {
-  const drained = Promise.all(servers.map((s) => s.stop(false))).then(() => true);
-  const timedOut = Bun.sleep(boundMs).then(() => false);
-  if (!(await Promise.race([drained, timedOut]))) {
-    logger.warn("drain bound reached; closing remaining connections", { drain_secs: boundMs / 1000 });
-    await Promise.all(servers.map((s) => s.stop(true)));
-  }
+/**
+ * SIGTERM/SIGINT: stop accepting, let in-flight requests finish up to the drain bound, close what is
+ * left, run `close`, resolve `exit` with 0. A second signal cuts open connections at once.
+ */
+function shutdownOnSignals(servers: readonly Server<undefined>[], logger: Logger, close: () => Promise<void>, drainMs: () => number) {
+  let stopping = false;
+  let done: (code: number) => void = () => {};
+  const exit = new Promise<number>((resolveExit) => (done = resolveExit));
+  const onSignal = async (signal: string) => {
+    if (stopping) {
+      logger.warn("second signal: closing open connections now", { signal });
+      for (const server of servers) server.stop(true);
+      return;
+    }
+    stopping = true;
+    const boundMs = drainMs();
+    logger.info("shutting down: draining in-flight requests", { signal, drain_secs: boundMs / 1000 });
+    const drained = Promise.all(servers.map((s) => s.stop(false))).then(() => true);
+    if (!(await Promise.race([drained, Bun.sleep(boundMs).then(() => false)]))) {
+      logger.warn("drain bound reached; closing remaining connections", { drain_secs: boundMs / 1000 });
+      await Promise.all(servers.map((s) => s.stop(true)));
+    }
+    await close();
+    logger.info("stopped");
+    done(0);
+  };
+  process.on("SIGTERM", () => void onSignal("SIGTERM"));
+  process.on("SIGINT", () => void onSignal("SIGINT"));
+  return { exit, stopping: () => stopping };
 }
 
 main(Bun.argv.slice(2)).then(

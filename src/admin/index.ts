@@ -1,6 +1,6 @@
 // The admin plane under /api/v1/admin. The guard runs in front of the router, so every path (known,
 // unknown, or added later) is behind it by construction: nothing is answered before authentication.
-import { authenticateAdmin, type AdminPrincipal } from "../auth/admin-chain.ts";
+import { authenticateAdmin } from "../auth/admin-chain.ts";
 import { errorResponse } from "../http/errors.ts";
 import { listenerApp } from "../http/elysia.ts";
 import { authController } from "./auth.ts";
@@ -13,9 +13,6 @@ export const ADMIN_PREFIX = "/api/v1/admin";
 /** POSTs that change nothing (dry runs), open to read-only principals. */
 const READ_ONLY_POSTS = new Set([`${ADMIN_PREFIX}/config/validate`, `${ADMIN_PREFIX}/plugins/inspect`]);
 const READ_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
-
-/** Who made each admitted request: read by audited mutations. */
-export const principals = new WeakMap<Request, AdminPrincipal>();
 
 export function buildAdminApp(deps: AdminDeps) {
   return listenerApp("admin", deps.logger, { prefix: ADMIN_PREFIX })
@@ -37,7 +34,6 @@ export function adminFetch(deps: AdminDeps): (request: Request) => Response | Pr
     if (principal.scope !== "full" && !READ_METHODS.has(request.method) && !READ_ONLY_POSTS.has(new URL(request.url).pathname)) {
       return errorResponse("forbidden", "this credential has read-only scope; the request needs full scope");
     }
-    principals.set(request, principal);
     return handle(request);
   };
 }

@@ -1,6 +1,7 @@
-// The admin chain: each module in order either admits the caller with a scope or abstains; when none
-// admits, the answer is 401. An empty chain is the open posture (anonymous, full authority).
+// The admin chain (rules in chain.ts): a refused caller gets 401; the open posture is anonymous with
+// full authority.
 import { secretEquals } from "../config/secret.ts";
+import { runChain, type ChainModule } from "./chain.ts";
 import type { Snapshot } from "../config/snapshot.ts";
 
 export type AdminScope = "read-only" | "full";
@@ -21,7 +22,7 @@ export function presentedAdminToken(headers: Headers): string | undefined {
   return match?.[1]?.trim();
 }
 
-type AdminModule = (snapshot: Snapshot, headers: Headers) => AdminPrincipal | undefined;
+type AdminModule = ChainModule<AdminPrincipal, [Snapshot, Headers]>;
 
 /** Compiled-in admin modules by name. */
 export const ADMIN_MODULES: Readonly<Record<string, AdminModule>> = {
@@ -38,10 +39,5 @@ export const ADMIN_MODULES: Readonly<Record<string, AdminModule>> = {
 };
 
 export function authenticateAdmin(snapshot: Snapshot, headers: Headers): AdminPrincipal | undefined {
-  if (snapshot.auth.adminChain.length === 0) return ANONYMOUS;
-  for (const name of snapshot.auth.adminChain) {
-    const principal = ADMIN_MODULES[name]?.(snapshot, headers);
-    if (principal) return principal;
-  }
-  return undefined;
+  return runChain(snapshot.auth.adminChain, ADMIN_MODULES, ANONYMOUS, snapshot, headers);
 }

@@ -18,7 +18,7 @@ export interface ResolveContext {
   readonly source: string;
 }
 
-export type ResolveResult = { ok: true; snapshot: Omit<Snapshot, "version"> & { version: number } } | { ok: false; errors: string[] };
+export type ResolveResult = { ok: true; snapshot: Snapshot } | { ok: false; errors: string[] };
 
 const HEALTH_DEFAULTS: HealthSettings = { mode: "none", interval_secs: 30, timeout_secs: 5 };
 const BREAKER_DEFAULTS: BreakerSettings = { error_rate: 0.5, window_secs: 60, min_requests: 5, consecutive_n: 3, base_cooldown_secs: 15, max_cooldown_secs: 120 };

@@ -66,8 +66,8 @@ export function startListener(options: ListenerOptions): Server<undefined> {
       if (length !== null) return Number(length) > limit ? tooLarge(limit) : fetch(request, server);
       return fetch(limitChunkedBody(request, limit), server);
     },
-    error(error) {
-      // Reached only if a handler throws past the app's own error handling.
+    error() {
+      // Reached only if a handler throws past the app's own error handling; never show the error.
       return errorResponse("internal", "internal error");
     },
   });
