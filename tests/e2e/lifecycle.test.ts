@@ -79,6 +79,17 @@ auth: {admin_auth: [admin-tokens], admin_tokens: [{token: plaintext-is-not-allow
     );
   });
 
+  test("a missing --config file and a bad --log-level are named, not crashed on", async () => {
+    const missing = await runGateway(["--config", "/nonexistent/gw.yaml"]);
+    expect(missing.code).toBe(1);
+    expect(logRecords(missing.stderr).some((r) => r.error === "cannot read config file /nonexistent/gw.yaml (ENOENT)")).toBe(true);
+    const checked = await runGateway(["--check", "--config", "/nonexistent/gw.yaml"]);
+    expect(checked).toMatchObject({ code: 1, stderr: "cannot read config file /nonexistent/gw.yaml (ENOENT)\n1 error in /nonexistent/gw.yaml\n" });
+    const level = await runGateway(["--log-level", "chatty"]);
+    expect(level.code).toBe(2);
+    expect(level.stderr).toContain('unknown log level "chatty"');
+  });
+
   test("the binary runs from any directory with no node_modules and a bare environment", async () => {
     const elsewhere = tempDir("gw-bare-");
     const copy = join(elsewhere, "gateway");
@@ -170,12 +181,36 @@ describe("data plane", () => {
       expect(unknownModel.status).toBe(404);
       expect((await json(unknownModel)).error).toMatchObject({ type: "invalid_request_error", code: "model_not_found" });
 
+      const post = (body: string) => fetch(`${gw.data}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body });
+      const malformed = await post("{nope");
+      expect(malformed.status).toBe(400);
+      expect((await json(malformed)).error.type).toBe("invalid_request_error");
+      const noMessages = await post(JSON.stringify({ model: "default" }));
+      expect(noMessages.status).toBe(400);
+      expect((await json(noMessages)).error.param).toBe("messages");
+      const streamed = await post(JSON.stringify({ model: "default", stream: true, messages: [{ role: "user", content: "x" }] }));
+      expect(streamed.status).toBe(400);
+      expect((await json(streamed)).error.param).toBe("stream");
+
       const missing = await fetch(`${gw.data}/v2/nothing`);
       expect(missing.status).toBe(404);
       expect((await json(missing)).error.code).toBe("not_found");
       const wrongMethod = await fetch(`${gw.data}/healthz`, { method: "POST" });
       expect(wrongMethod.status).toBe(405);
       expect(wrongMethod.headers.get("allow")).toBe("GET, HEAD");
+    } finally {
+      await gw.stop();
+    }
+  });
+});
+
+describe("egress not yet built", () => {
+  test("a pool whose lane is a real provider answers 501 in OpenAI's shape, not a crash", async () => {
+    const gw = await startGateway(`${LISTEN_ANY}providers: {up: {protocol: anthropic, api_key: k}}\nmodels: {claude: {provider: up}}\n`);
+    try {
+      const response = await fetch(`${gw.data}/v1/chat/completions`, { method: "POST", body: JSON.stringify({ model: "claude", messages: [{ role: "user", content: "x" }] }) });
+      expect(response.status).toBe(501);
+      expect((await json(response)).error).toMatchObject({ type: "server_error", code: "egress_unavailable" });
     } finally {
       await gw.stop();
     }
