@@ -1,0 +1,65 @@
+// The contract of a protocol adapter: pure functions to and from the IR, one folder per protocol, never
+// a pairwise translator. Ingress functions face the client; egress functions face the upstream.
+// Stream transformers hold their per-stream state in their own closure.
+import type { IrError, IrRequest, IrResponse, IrStreamPart, IrUsage } from "../ir/index.ts";
+
+export type WireProtocol = "openai" | "anthropic" | "gemini" | "bedrock" | "cohere" | "responses";
+
+/** A decode that may fail in the caller's face (400 with the protocol's own error shape). */
+export type Decoded<T> = { readonly ok: true; readonly value: T; readonly warnings: readonly string[] } | { readonly ok: false; readonly error: IrError };
+
+export interface IngressContext {
+  /** The model from the path, for protocols that put it there (Gemini, Bedrock). */
+  readonly pathModel?: string;
+  /** Streaming chosen by the path (Gemini :streamGenerateContent, Bedrock /converse-stream). */
+  readonly pathStream?: boolean;
+}
+
+/** A warning sink: what an encoder dropped or clamped goes here (logged and counted by the caller). */
+export type WarningSink = (warning: string) => void;
+
+export interface EncodedRequest {
+  /** Appended to the provider's base_url (protocols.md: `/chat/completions`, `/v1/messages`, ...). */
+  readonly path: string;
+  readonly body: unknown;
+  /** What the encoder dropped or clamped; logged and counted, never silent. */
+  readonly warnings: readonly string[];
+}
+
+export interface ProtocolAdapter {
+  readonly name: WireProtocol;
+
+  // ingress: the client speaks this protocol
+  /** Wire request body (parsed JSON) -> IR, or a caller error naming what is wrong. */
+  decodeRequest(body: unknown, context: IngressContext): Decoded<IrRequest>;
+  /** IR response -> wire response body. */
+  encodeResponse(response: IrResponse, warn: WarningSink): unknown;
+  /**
+   * IR stream parts -> wire stream bytes (SSE, or AWS event-stream frames for Bedrock). The decoded
+   * request is given because some wire streams depend on it (OpenAI's usage chunk: include_usage).
+   * An `error` part ends the stream with the protocol's own in-stream error.
+   */
+  createStreamEncoder(request: IrRequest, warn: WarningSink): TransformStream<IrStreamPart, Uint8Array>;
+  readonly streamHeaders: Readonly<Record<string, string>>;
+  /** A gateway-generated error in this protocol's native shape, status and headers. */
+  encodeError(error: IrError): Response;
+  /** The caller's credential from this protocol's own header (for the auth chain and passthrough). */
+  clientCredential(request: Request): string | undefined;
+
+  // egress: the upstream speaks this protocol
+  encodeRequest(request: IrRequest, upstreamModel: string): EncodedRequest;
+  /** Headers that carry the provider's key (and any required version header). */
+  authHeaders(apiKey: string): Record<string, string>;
+  decodeResponse(body: unknown): Decoded<IrResponse>;
+  createStreamDecoder(): TransformStream<Uint8Array, IrStreamPart>;
+  /** An upstream error status and body -> IR error with its failure class. */
+  decodeError(status: number, body: string, headers: Headers): IrError;
+
+  // same protocol: bytes pass through; only these touch them
+  /** The upstream path for a request to `upstreamModel` (Gemini and Bedrock carry the model in it). */
+  upstreamPath(upstreamModel: string, stream: boolean): string;
+  /** The body with its model replaced (the only member a same-protocol route rewrites). */
+  rewriteModel(body: Record<string, unknown>, upstreamModel: string): Record<string, unknown>;
+  /** Usage from a non-streamed response body, for metering. */
+  usageFromResponse(body: unknown): Partial<IrUsage> | undefined;
+}
