@@ -1,6 +1,7 @@
 // The admin chain (rules in chain.ts): a refused caller gets 401; the open posture is anonymous with
 // full authority.
 import { secretEquals } from "../config/secret.ts";
+import { bearerToken } from "../http/credentials.ts";
 import { runChain, type ChainModule } from "./chain.ts";
 import type { Snapshot } from "../config/snapshot.ts";
 
@@ -17,9 +18,7 @@ const ANONYMOUS: AdminPrincipal = Object.freeze({ id: "anonymous", scope: "full"
 export function presentedAdminToken(headers: Headers): string | undefined {
   const direct = headers.get("x-admin-token");
   if (direct) return direct;
-  const authorization = headers.get("authorization");
-  const match = authorization ? /^Bearer\s+(.+)$/i.exec(authorization) : null;
-  return match?.[1]?.trim();
+  return bearerToken(headers);
 }
 
 type AdminModule = ChainModule<AdminPrincipal, [Snapshot, Headers]>;

@@ -1,18 +1,25 @@
-// The data plane: one route group per ingress protocol, plus the open operational routes.
+// The data plane: one route group per ingress protocol, the direct routes, and the open operational routes.
 import type { ConfigHolder } from "../config/snapshot.ts";
 import { listenerApp } from "../http/elysia.ts";
 import type { Logger } from "../telemetry/logger.ts";
+import { directRoutes } from "./direct.ts";
 import { healthRoutes } from "./health.ts";
-import { openaiRoutes } from "./openai.ts";
+import { modelsRoutes } from "./models.ts";
+import type { PipelineDeps } from "./pipeline.ts";
+import { protocolRoutes } from "./routes.ts";
 
-export interface DataPlaneDeps {
+export interface DataPlaneDeps extends PipelineDeps {
   readonly holder: ConfigHolder;
   readonly logger: Logger;
-  readonly now: () => number;
+  readonly startedAt: number;
 }
 
 export function buildDataApp(deps: DataPlaneDeps) {
-  return listenerApp("data", deps.logger).use(healthRoutes(deps.holder)).use(openaiRoutes(deps.holder, deps.now));
+  return listenerApp("data", deps.logger)
+    .use(healthRoutes(deps.holder))
+    .use(modelsRoutes(deps.holder, deps.startedAt))
+    .use(protocolRoutes(deps))
+    .use(directRoutes(deps));
 }
 
 export function dataFetch(deps: DataPlaneDeps): (request: Request) => Response | Promise<Response> {

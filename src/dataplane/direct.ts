@@ -1,0 +1,27 @@
+// Direct routes: an OpenAI chat body sent to one lane, skipping pool selection.
+// POST /{provider}/{model}: any model name at a configured provider; POST /{model}: a model alias.
+import type { Snapshot } from "../config/snapshot.ts";
+import { controller } from "../http/elysia.ts";
+import { adapterFor } from "../protocols/registry.ts";
+import type { Lane } from "../routing/lane.ts";
+import { handleModelRequest, type PipelineDeps } from "./pipeline.ts";
+
+function adHocLane(snapshot: Snapshot, providerName: string, model: string): Lane | undefined {
+  const provider = snapshot.providers.get(providerName);
+  if (!provider) return undefined;
+  // A model the config already declares at this provider keeps its limits; otherwise an ad-hoc lane.
+  for (const lane of snapshot.lanes.values()) if (lane.provider === provider && lane.upstreamModel === model) return lane;
+  return { name: `${providerName}/${model}`, provider, upstreamModel: model, contextWindow: null, maxConcurrent: null, maxRequests: null };
+}
+
+export function directRoutes(deps: PipelineDeps) {
+  const openai = adapterFor("openai")!;
+  return controller("dataplane.direct")
+    // The router needs one name for the first segment of both: `target` is a provider or a model alias.
+    .post("/:target/:model", ({ request, params }) =>
+      handleModelRequest(deps, openai, request, { context: { pathModel: `${params.target}/${params.model}` }, lane: (snapshot) => adHocLane(snapshot, params.target, params.model) }),
+    { parse: "none" })
+    .post("/:target", ({ request, params }) => handleModelRequest(deps, openai, request, { context: { pathModel: params.target }, lane: (snapshot) => snapshot.lanes.get(params.target) }), {
+      parse: "none",
+    });
+}

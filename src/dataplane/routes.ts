@@ -1,0 +1,22 @@
+// One route group per ingress protocol: the vendor's own paths, each handing the raw request to the
+// pipeline with that protocol's adapter. Bodies are read by the pipeline (parse: "none"), so a
+// malformed body is answered in the protocol's own error shape, not the gateway's.
+import { controller } from "../http/elysia.ts";
+import { adapterFor } from "../protocols/registry.ts";
+import type { WireProtocol } from "../protocols/types.ts";
+import { handleModelRequest, type PipelineDeps } from "./pipeline.ts";
+
+const INGRESS_PATHS: Partial<Record<WireProtocol, readonly string[]>> = {
+  openai: ["/v1/chat/completions", "/chat/completions"],
+  anthropic: ["/v1/messages"],
+};
+
+export function protocolRoutes(deps: PipelineDeps) {
+  let app = controller("dataplane.protocols");
+  for (const [protocol, paths] of Object.entries(INGRESS_PATHS) as [WireProtocol, readonly string[]][]) {
+    const adapter = adapterFor(protocol);
+    if (!adapter) continue;
+    for (const path of paths) app = app.post(path, ({ request }) => handleModelRequest(deps, adapter, request), { parse: "none" });
+  }
+  return app;
+}

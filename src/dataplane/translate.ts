@@ -1,0 +1,70 @@
+// Another protocol upstream: IR request -> egress wire, upstream answer -> IR -> ingress wire. Streams
+// are translated event by event as they arrive (bytes -> IR parts -> bytes); nothing is buffered whole.
+import { irError, type IrError, type IrRequest, type IrStreamPart } from "../ir/index.ts";
+import { adapterFor } from "../protocols/registry.ts";
+import type { ProtocolAdapter } from "../protocols/types.ts";
+import type { Exchange } from "./pipeline.ts";
+import { noAnswerError, sendUpstream } from "./upstream-call.ts";
+
+export async function translate(exchange: Exchange, request: IrRequest): Promise<Response> {
+  const { ingress, lane, warn } = exchange;
+  const egress = adapterFor(lane.provider.protocol);
+  if (!egress) return ingress.encodeError(irError("api_error", `provider ${lane.provider.name} speaks ${lane.provider.protocol}, which this build cannot call`, { status: 501 }));
+  const encoded = egress.encodeRequest(request, lane.upstreamModel);
+  encoded.warnings.forEach(warn);
+  const outcome = await sendUpstream(exchange, egress, { path: encoded.path, body: JSON.stringify(encoded.body) });
+  if (!outcome.ok) return ingress.encodeError(noAnswerError(outcome));
+  const upstream = outcome.response;
+  if (!upstream.ok) return ingress.encodeError(egress.decodeError(upstream.status, await upstream.text(), upstream.headers));
+
+  if (request.stream) {
+    if (!upstream.body) return ingress.encodeError(irError("api_error", "upstream sent an empty stream", { status: 502 }));
+    const parts = irPartsFrom(upstream.body, egress);
+    return new Response(parts.pipeThrough(ingress.createStreamEncoder(request, warn)), { headers: ingress.streamHeaders });
+  }
+  let wire: unknown;
+  try {
+    wire = await upstream.json();
+  } catch {
+    return ingress.encodeError(irError("api_error", "upstream answered with a body that is not JSON", { status: 502, failure: "transient" }));
+  }
+  const decoded = egress.decodeResponse(wire);
+  if (!decoded.ok) return ingress.encodeError({ ...decoded.error, status: 502, kind: "api_error" });
+  decoded.warnings.forEach(warn);
+  return Response.json(ingress.encodeResponse(decoded.value, warn));
+}
+
+/**
+ * Upstream stream bytes -> IR parts. A stream that breaks, or ends without finishing, ends with an IR
+ * error part, so the client sees its protocol's in-stream error rather than a silent truncation.
+ */
+export function irPartsFrom(body: ReadableStream<Uint8Array>, egress: ProtocolAdapter): ReadableStream<IrStreamPart> {
+  const reader = body.pipeThrough(egress.createStreamDecoder()).getReader();
+  let ended = false;
+  const fail = (controller: ReadableStreamDefaultController<IrStreamPart>, error: IrError) => {
+    controller.enqueue({ type: "error", error });
+    controller.close();
+    ended = true;
+  };
+  return new ReadableStream<IrStreamPart>({
+    async pull(controller) {
+      if (ended) return;
+      try {
+        const { done, value } = await reader.read();
+        if (done) return fail(controller, irError("api_error", "the upstream stream ended before it finished", { status: 502, failure: "transient" }));
+        controller.enqueue(value);
+        if (value.type === "finish" || value.type === "error") {
+          ended = true;
+          controller.close();
+          void reader.cancel().catch(() => {});
+        }
+      } catch {
+        fail(controller, irError("api_error", "the upstream stream broke off", { status: 502, failure: "transient" }));
+      }
+    },
+    cancel(reason) {
+      // The client went away: stop reading, which aborts the upstream body.
+      return reader.cancel(reason);
+    },
+  });
+}

@@ -1,0 +1,35 @@
+// Sending a request to a lane's provider: credentials (the provider's own key, or the caller's under
+// `upstream_credentials: passthrough`), the provider's static headers, the timeout and client abort.
+import { irError, type IrError } from "../ir/index.ts";
+import type { ProtocolAdapter } from "../protocols/types.ts";
+import { callUpstream, upstreamUrl, type UpstreamOutcome } from "../transport/upstream.ts";
+import type { Exchange } from "./pipeline.ts";
+
+export interface UpstreamRequest {
+  readonly path: string;
+  readonly body: string;
+  /** Extra request headers (same-protocol routes forward a few of the client's). */
+  readonly headers?: Record<string, string>;
+}
+
+export async function sendUpstream(exchange: Exchange, egress: ProtocolAdapter, upstream: UpstreamRequest): Promise<UpstreamOutcome> {
+  const { snapshot, lane, request, ingress, deps } = exchange;
+  const provider = lane.provider;
+  const key = snapshot.auth.upstreamCredentials === "passthrough" ? ingress.clientCredential(request) : provider.apiKey?.reveal();
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+    ...upstream.headers,
+    ...(key ? egress.authHeaders(key) : {}),
+    ...provider.headers,
+  };
+  const timeoutMs = (snapshot.config.limits?.upstream_request_timeout_secs ?? 300) * 1000;
+  return callUpstream({ url: upstreamUrl(provider, upstream.path), headers, body: upstream.body, clientSignal: request.signal, timeoutMs }, deps.fetch);
+}
+
+/** An upstream that gave no HTTP answer, as an IR error for the ingress encoder. */
+export function noAnswerError(outcome: Extract<UpstreamOutcome, { ok: false }>): IrError {
+  return outcome.reason === "timeout"
+    ? irError("timeout", outcome.message, { failure: "transient" })
+    : irError("api_error", outcome.message, { status: 502, failure: "transient" });
+}

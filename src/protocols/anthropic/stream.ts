@@ -1,0 +1,319 @@
+// Anthropic streaming both ways (https://platform.claude.com/docs/en/build-with-claude/streaming):
+// `event: <name>` + `data: <json>` SSE: message_start, then per content block content_block_start,
+// content_block_delta..., content_block_stop, then message_delta and message_stop; ping anywhere; error.
+//
+// Decoder: upstream bytes -> SSE events (transport/sse.ts) -> IR parts, event by event. Encoder: IR parts
+// -> SSE bytes. Anthropic has one open content block at a time; the IR lets blocks interleave (an OpenAI
+// upstream streams several tool calls at once), so a block that starts while another is open waits, and
+// only its own parts are held, until the open block ends. All per-stream state lives in the closures.
+import { irError, mergeUsage, ZERO_USAGE, type IrError, type IrFinishReason, type IrRequest, type IrStreamPart, type IrUsage } from "../../ir/index.ts";
+import { sseDecoder, sseEvent, type SseEvent } from "../../transport/sse.ts";
+import type { WarningSink } from "../types.ts";
+import { decodeStreamError, errorBody } from "./errors.ts";
+import { finishFromStopReason, stopReasonFromFinish, usageFromWire, usageToWire } from "./response.ts";
+import {
+  ContentBlockDeltaEvent,
+  ContentBlockStartEvent,
+  ContentBlockStopEvent,
+  InputJsonDelta,
+  MessageDeltaEvent,
+  MessageStartEvent,
+  RedactedThinkingBlock,
+  SignatureDelta,
+  TextBlock,
+  TextDelta,
+  ThinkingBlockStart,
+  ThinkingDelta,
+  ToolUseBlock,
+  matches,
+  type WireUsage,
+} from "./schema.ts";
+
+// ---- decoder (upstream -> IR) --------------------------------------------------------------------
+
+export function createStreamDecoder(now: () => number = Date.now): TransformStream<Uint8Array, IrStreamPart> {
+  const sse = sseDecoder();
+  const steps = eventDecoder(now);
+  const readable = sse.readable.pipeThrough(
+    new TransformStream<SseEvent, IrStreamPart>({
+      transform(event, controller) {
+        for (const part of steps.onEvent(event)) controller.enqueue(part);
+      },
+      flush(controller) {
+        for (const part of steps.onEnd()) controller.enqueue(part);
+      },
+    }),
+  );
+  return { writable: sse.writable, readable };
+}
+
+type BlockKind = "text" | "reasoning" | "tool" | "skip";
+const malformed = (what: string) => irError("api_error", `upstream sent a malformed ${what} event`, { status: 502, failure: "transient" });
+const blockId = (index: number) => `block-${index}`;
+
+/** The decoding state machine of one stream: the kind of each open wire block, and the held finish. */
+function eventDecoder(now: () => number) {
+  let done = false;
+  let finish: IrFinishReason = { unified: "other" };
+  const kinds = new Map<number, BlockKind>();
+
+  const fail = (error: IrError): IrStreamPart[] => {
+    done = true;
+    return [{ type: "error", error }];
+  };
+
+  function onEvent(event: SseEvent): IrStreamPart[] {
+    if (done) return [];
+    let data: unknown;
+    try {
+      data = JSON.parse(event.data);
+    } catch {
+      return fail(malformed(event.event ?? "unnamed"));
+    }
+    switch (event.event ?? (data as { type?: unknown } | null)?.type) {
+      case "message_start":
+        return matches(MessageStartEvent, data) ? onMessageStart(data) : fail(malformed("message_start"));
+      case "content_block_start":
+        return matches(ContentBlockStartEvent, data) ? onBlockStart(data.index, data.content_block) : fail(malformed("content_block_start"));
+      case "content_block_delta":
+        return matches(ContentBlockDeltaEvent, data) ? onBlockDelta(data.index, data.delta) : fail(malformed("content_block_delta"));
+      case "content_block_stop":
+        return matches(ContentBlockStopEvent, data) ? onBlockStop(data.index) : fail(malformed("content_block_stop"));
+      case "message_delta":
+        if (!matches(MessageDeltaEvent, data)) return fail(malformed("message_delta"));
+        finish = finishFromStopReason(data.delta.stop_reason, data.delta.stop_sequence);
+        return usagePart(data.usage);
+      case "message_stop":
+        done = true;
+        return [{ type: "finish", finishReason: finish }];
+      case "error":
+        return fail(decodeStreamError(data));
+      default:
+        // ping, and event types added later: the streaming docs ask clients to ignore unknown events.
+        return [];
+    }
+  }
+
+  function onMessageStart(data: { message: { id: string; model: string; usage?: WireUsage } }): IrStreamPart[] {
+    return [{ type: "start", id: data.message.id, model: data.message.model, created: Math.floor(now() / 1000) }, ...usagePart(data.message.usage)];
+  }
+
+  function onBlockStart(index: number, block: { type: string }): IrStreamPart[] {
+    const id = blockId(index);
+    if (matches(TextBlock, block)) {
+      kinds.set(index, "text");
+      return [{ type: "text-start", id }, ...(block.text === "" ? [] : [{ type: "text-delta" as const, id, delta: block.text }])];
+    }
+    if (matches(ThinkingBlockStart, block)) {
+      kinds.set(index, "reasoning");
+      const parts: IrStreamPart[] = [{ type: "reasoning-start", id }];
+      if (block.thinking !== "") parts.push({ type: "reasoning-delta", id, delta: block.thinking });
+      if (block.signature) parts.push({ type: "reasoning-signature", id, signature: block.signature });
+      return parts;
+    }
+    if (matches(RedactedThinkingBlock, block)) {
+      kinds.set(index, "reasoning");
+      return [{ type: "reasoning-start", id, redactedData: block.data }];
+    }
+    if (matches(ToolUseBlock, block)) {
+      kinds.set(index, "tool");
+      const input = Object.keys(block.input).length > 0 ? [{ type: "tool-call-delta" as const, id, argumentsDelta: JSON.stringify(block.input) }] : [];
+      return [{ type: "tool-call-start", id, toolCallId: block.id, name: block.name }, ...input];
+    }
+    // server_tool_use, web_search_tool_result, ...: Anthropic-side blocks the IR does not carry.
+    kinds.set(index, "skip");
+    return [];
+  }
+
+  function onBlockDelta(index: number, delta: { type: string }): IrStreamPart[] {
+    const kind = kinds.get(index);
+    const id = blockId(index);
+    if (kind === undefined || kind === "skip") return [];
+    if (delta.type === "text_delta" && matches(TextDelta, delta)) return [{ type: "text-delta", id, delta: delta.text }];
+    if (delta.type === "input_json_delta" && matches(InputJsonDelta, delta)) return [{ type: "tool-call-delta", id, argumentsDelta: delta.partial_json }];
+    if (delta.type === "thinking_delta" && matches(ThinkingDelta, delta)) return [{ type: "reasoning-delta", id, delta: delta.thinking }];
+    if (delta.type === "signature_delta" && matches(SignatureDelta, delta)) return [{ type: "reasoning-signature", id, signature: delta.signature }];
+    return []; // citations_delta and later delta types
+  }
+
+  function onBlockStop(index: number): IrStreamPart[] {
+    const kind = kinds.get(index);
+    kinds.delete(index);
+    const id = blockId(index);
+    if (kind === "text") return [{ type: "text-end", id }];
+    if (kind === "reasoning") return [{ type: "reasoning-end", id }];
+    if (kind === "tool") return [{ type: "tool-call-end", id }];
+    return [];
+  }
+
+  function usagePart(usage: WireUsage | undefined): IrStreamPart[] {
+    const counts = usage ? usageFromWire(usage) : {};
+    return Object.keys(counts).length > 0 ? [{ type: "usage", usage: counts }] : [];
+  }
+
+  /** A stream that stops before message_stop (or an error event) was cut short: say so. */
+  function onEnd(): IrStreamPart[] {
+    return done ? [] : fail(irError("api_error", "the upstream stream ended before message_stop", { status: 502, failure: "transient" }));
+  }
+
+  return { onEvent, onEnd };
+}
+
+// ---- encoder (IR -> client) ----------------------------------------------------------------------
+
+type BlockPart = Exclude<IrStreamPart, { type: "start" | "usage" | "finish" | "error" }>;
+type Emit = (event: string, data: object) => void;
+
+export function createStreamEncoder(request: IrRequest, warn: WarningSink): TransformStream<IrStreamPart, Uint8Array> {
+  let writer: ReturnType<typeof messageWriter> | undefined;
+  return new TransformStream<IrStreamPart, Uint8Array>({
+    start(controller) {
+      writer = messageWriter(request, warn, (event, data) => controller.enqueue(sseEvent(JSON.stringify(data), event)));
+    },
+    transform(part) {
+      writer?.accept(part);
+    },
+    flush() {
+      writer?.end();
+    },
+  });
+}
+
+/** The state of one client stream: the message head, usage so far, the open block and the waiting ones. */
+function messageWriter(request: IrRequest, warn: WarningSink, emit: Emit) {
+  let head: { id: string; model: string } | undefined;
+  let usage: IrUsage = ZERO_USAGE;
+  let announced: IrUsage | undefined;
+  let ended = false;
+  const blocks = blockWriter(emit, warn);
+
+  /** message_start waits for the first block (or the end) so it carries the usage known by then. */
+  function announce(): void {
+    if (announced) return;
+    announced = usage;
+    const message = { id: head?.id ?? "msg_gateway", type: "message", role: "assistant", content: [], model: head?.model ?? request.model, stop_reason: null, stop_sequence: null };
+    emit("message_start", { type: "message_start", message: { ...message, usage: usageToWire(usage) } });
+  }
+
+  /** Output always; input counts only when they changed after message_start (an OpenAI upstream reports them at the end). */
+  function deltaUsage(): Record<string, unknown> {
+    const wire = usageToWire(usage);
+    const inputChanged = announced !== undefined && (announced.inputNoCache !== usage.inputNoCache || announced.inputCacheRead !== usage.inputCacheRead || announced.inputCacheWrite !== usage.inputCacheWrite);
+    const { output_tokens, output_tokens_details, ...input } = wire;
+    return { ...(inputChanged && input), output_tokens, ...(output_tokens_details !== undefined && { output_tokens_details }) };
+  }
+
+  function accept(part: IrStreamPart): void {
+    if (ended) return;
+    switch (part.type) {
+      case "start":
+        head = { id: part.id, model: part.model };
+        return;
+      case "usage":
+        usage = mergeUsage(usage, part.usage);
+        return;
+      case "finish":
+        announce();
+        blocks.closeAll();
+        emit("message_delta", { type: "message_delta", delta: { stop_reason: stopReasonFromFinish(part.finishReason, warn), stop_sequence: part.finishReason.stopSequence ?? null }, usage: deltaUsage() });
+        emit("message_stop", { type: "message_stop" });
+        ended = true;
+        return;
+      case "error":
+        ended = true;
+        emit("error", errorBody(part.error));
+        return;
+      default:
+        announce();
+        blocks.route(part);
+    }
+  }
+
+  /** The IR stream stopped with neither finish nor error: end with an error event, never a silent cut. */
+  function end(): void {
+    if (!ended) accept({ type: "error", error: irError("api_error", "the stream ended before the message was complete", { status: 502 }) });
+  }
+
+  return { accept, end };
+}
+
+const isStart = (part: BlockPart) => part.type === "text-start" || part.type === "reasoning-start" || part.type === "tool-call-start";
+
+/**
+ * Content blocks onto the wire, one open at a time, with wire indices allocated in opening order. A
+ * block that starts while another is open waits with its own parts (only those) until the open one ends.
+ */
+function blockWriter(emit: Emit, warn: WarningSink) {
+  let nextIndex = 0;
+  let open: { id: string; index: number; redacted: boolean } | undefined;
+  const waiting = new Map<string, BlockPart[]>();
+
+  function openBlock(id: string, block: object, redacted = false): void {
+    open = { id, index: nextIndex++, redacted };
+    emit("content_block_start", { type: "content_block_start", index: open.index, content_block: block });
+  }
+  function delta(delta: object): void {
+    if (open) emit("content_block_delta", { type: "content_block_delta", index: open.index, delta });
+  }
+  function closeBlock(): void {
+    if (open) emit("content_block_stop", { type: "content_block_stop", index: open.index });
+    open = undefined;
+  }
+
+  function write(part: BlockPart): void {
+    switch (part.type) {
+      case "text-start":
+        return openBlock(part.id, { type: "text", text: "" });
+      case "reasoning-start":
+        if (part.redactedData !== undefined) return openBlock(part.id, { type: "redacted_thinking", data: part.redactedData }, true);
+        return openBlock(part.id, { type: "thinking", thinking: "", signature: "" });
+      case "tool-call-start":
+        return openBlock(part.id, { type: "tool_use", id: part.toolCallId, name: part.name, input: {} });
+      case "text-delta":
+        return delta({ type: "text_delta", text: part.delta });
+      case "reasoning-delta":
+        return open?.redacted ? undefined : delta({ type: "thinking_delta", thinking: part.delta });
+      case "reasoning-signature":
+        return open?.redacted ? undefined : delta({ type: "signature_delta", signature: part.signature });
+      case "tool-call-delta":
+        return delta({ type: "input_json_delta", partial_json: part.argumentsDelta });
+      default:
+        return closeBlock();
+    }
+  }
+
+  /** Opens waiting blocks in start order, replaying their held parts, until one is left open. */
+  function drain(): void {
+    for (const [id, parts] of waiting) {
+      if (open) return;
+      waiting.delete(id);
+      parts.forEach(write);
+    }
+  }
+
+  function route(part: BlockPart): void {
+    if (open?.id === part.id) {
+      write(part);
+      if (!open) drain();
+      return;
+    }
+    const held = waiting.get(part.id);
+    if (held) held.push(part);
+    else if (!isStart(part)) warn(`stream part ${part.type} for block ${part.id}, which is not open, dropped`);
+    else if (open) waiting.set(part.id, [part]);
+    else write(part);
+  }
+
+  /** At the finish every block must be closed; one the IR left open is closed rather than left broken. */
+  function closeAll(): void {
+    if (open || waiting.size > 0) warn("stream finished with content blocks still open; closed them");
+    closeBlock();
+    for (const [id, parts] of waiting) {
+      waiting.delete(id);
+      parts.forEach(write);
+      closeBlock();
+    }
+  }
+
+  return { route, closeAll };
+}

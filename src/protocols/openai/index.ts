@@ -1,0 +1,34 @@
+// The `openai` adapter: OpenAI Chat Completions (POST /v1/chat/completions), spoken as OpenAI speaks it
+// so the official SDK works unchanged against the gateway. The same adapter serves OpenAI-compatible
+// upstreams (Azure OpenAI, vLLM, Ollama, Groq, Mistral, OpenRouter, ...).
+import { SSE_HEADERS } from "../../transport/sse.ts";
+import { bearerToken } from "../../http/credentials.ts";
+import type { ProtocolAdapter } from "../types.ts";
+import { decodeError, encodeError } from "./errors.ts";
+import { decodeRequest, encodeRequest } from "./request.ts";
+import { decodeResponse, encodeResponse, usageFromResponse } from "./response.ts";
+import { createStreamDecoder, createStreamEncoder } from "./stream.ts";
+
+export const CHAT_COMPLETIONS_PATH = "/chat/completions";
+
+export const openai: ProtocolAdapter = {
+  name: "openai",
+
+  decodeRequest,
+  encodeResponse,
+  createStreamEncoder,
+  streamHeaders: SSE_HEADERS,
+  encodeError,
+  clientCredential: (request) => bearerToken(request.headers),
+
+  encodeRequest,
+  authHeaders: (apiKey) => ({ authorization: `Bearer ${apiKey}` }),
+  decodeResponse,
+  createStreamDecoder,
+  decodeError,
+
+  // The model is a body member, so the path is the same for every model and for streaming.
+  upstreamPath: () => CHAT_COMPLETIONS_PATH,
+  rewriteModel: (body, upstreamModel) => ({ ...body, model: upstreamModel }),
+  usageFromResponse,
+};

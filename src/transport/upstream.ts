@@ -1,0 +1,66 @@
+// Upstream HTTP: Bun's fetch, which keeps connections alive and reuses them per host. Every call is
+// bounded by `limits.upstream_request_timeout_secs` (the whole exchange, streaming included) and is
+// aborted the moment the client goes away, so an abandoned request stops costing upstream tokens.
+import type { ResolvedProvider } from "../providers/provider.ts";
+
+export interface UpstreamCall {
+  readonly url: string;
+  readonly headers: Record<string, string>;
+  readonly body: string;
+  /** Aborts when the client disconnects (Request.signal). */
+  readonly clientSignal: AbortSignal;
+  readonly timeoutMs: number;
+}
+
+export type UpstreamOutcome =
+  | { readonly ok: true; readonly response: Response }
+  /** No HTTP answer: refused, reset, DNS, TLS, timed out, or the client left first. */
+  | { readonly ok: false; readonly reason: "timeout" | "connect" | "client_gone"; readonly message: string };
+
+export type UpstreamFetch = (url: string, init: RequestInit) => Promise<Response>;
+
+export async function callUpstream(call: UpstreamCall, fetchImpl: UpstreamFetch = fetch): Promise<UpstreamOutcome> {
+  const timeout = AbortSignal.timeout(call.timeoutMs);
+  const signal = AbortSignal.any([call.clientSignal, timeout]);
+  try {
+    const response = await fetchImpl(call.url, { method: "POST", headers: call.headers, body: call.body, signal, redirect: "manual" });
+    return { ok: true, response };
+  } catch (error) {
+    if (call.clientSignal.aborted) return { ok: false, reason: "client_gone", message: "client disconnected" };
+    if (timeout.aborted) return { ok: false, reason: "timeout", message: `upstream did not answer within ${call.timeoutMs / 1000} s` };
+    return { ok: false, reason: "connect", message: `upstream unreachable: ${(error as Error).message}` };
+  }
+}
+
+/** base_url + path + the provider's extra query parameters, built once per call from resolved parts. */
+export function upstreamUrl(provider: ResolvedProvider, path: string): string {
+  const base = `${provider.baseUrl}${path}`;
+  const query = Object.entries(provider.query);
+  if (query.length === 0) return base;
+  const params = new URLSearchParams(query);
+  return `${base}${base.includes("?") ? "&" : "?"}${params.toString()}`;
+}
+
+/** Headers that describe one hop and must not be forwarded (RFC 9110 section 7.6.1), plus ones we set. */
+export const HOP_BY_HOP = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-authenticate",
+  "proxy-authorization",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+  "content-length",
+  "content-encoding",
+  "host",
+]);
+
+/** Upstream response headers worth relaying to the client (content type, request ids, rate-limit info). */
+export function relayHeaders(upstream: Headers): Headers {
+  const out = new Headers();
+  upstream.forEach((value, name) => {
+    if (!HOP_BY_HOP.has(name)) out.set(name, value);
+  });
+  return out;
+}

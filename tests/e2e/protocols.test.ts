@@ -1,0 +1,267 @@
+// The data plane end to end: the vendors' official SDKs as clients, the built binary in the middle,
+// and upstream imitations that validate everything the gateway sends them. Every ingress protocol to
+// every egress protocol, non-stream, stream, and a tool-call round trip with the result sent back.
+import Anthropic from "@anthropic-ai/sdk";
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import OpenAI from "openai";
+import { json, LISTEN_ANY, startGateway, type RunningGateway } from "../support/gateway.ts";
+import { ANTHROPIC_DEFAULT_KEY, startAnthropicUpstream } from "../support/upstreams/anthropic.ts";
+import { EXTRA_MEMBER, type Upstream } from "../support/upstreams/common.ts";
+import { OPENAI_DEFAULT_KEY, startOpenAIUpstream } from "../support/upstreams/openai.ts";
+
+const oaiUp = startOpenAIUpstream();
+const antUp = startAnthropicUpstream();
+let gw: RunningGateway;
+let openai: OpenAI;
+let anthropic: Anthropic;
+
+const config = (extra = "") => `${LISTEN_ANY}
+providers:
+  oai: {protocol: openai, base_url: "${oaiUp.baseURL}", api_key: ${OPENAI_DEFAULT_KEY}}
+  ant: {protocol: anthropic, base_url: "${antUp.baseURL}", api_key: ${ANTHROPIC_DEFAULT_KEY}}
+  local: {protocol: mock}
+models:
+  gpt-up: {provider: oai, model: gpt-4o-mini}
+  claude-up: {provider: ant, model: claude-haiku-4-5}
+  mock-1: {provider: local}
+pools:
+  to-openai: {members: [{model: gpt-up}]}
+  to-anthropic: {members: [{model: claude-up}]}
+  default: {members: [{model: mock-1}]}
+${extra}`;
+
+beforeAll(async () => {
+  gw = await startGateway(config());
+  openai = new OpenAI({ apiKey: "client-key", baseURL: `${gw.data}/v1`, maxRetries: 0 });
+  anthropic = new Anthropic({ apiKey: "client-key", baseURL: gw.data, maxRetries: 0 });
+});
+afterAll(async () => {
+  await gw?.stop();
+  await Promise.all([oaiUp.stop(), antUp.stop()]);
+});
+beforeEach(() => {
+  oaiUp.reset();
+  antUp.reset();
+});
+
+const UPSTREAMS: Record<string, { up: Upstream; model: string }> = {
+  "to-openai": { up: oaiUp, model: "gpt-4o-mini" },
+  "to-anthropic": { up: antUp, model: "claude-haiku-4-5" },
+};
+const READ_FILE = { name: "read_file", description: "Reads a file", parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } };
+
+/** Everything the upstream received was valid, and named the lane's upstream model. */
+function expectValidUpstreamCalls(pool: string, count: number) {
+  const { up, model } = UPSTREAMS[pool]!;
+  expect(up.invalid().map((r) => r.problem)).toEqual([]);
+  expect(up.requests).toHaveLength(count);
+  for (const r of up.requests) expect((r.body as { model: string }).model).toBe(model);
+}
+
+describe.each(["to-openai", "to-anthropic"])("OpenAI SDK -> %s", (pool) => {
+  test("non-stream", async () => {
+    const completion = await openai.chat.completions.create({ model: pool, messages: [{ role: "system", content: "be brief" }, { role: "user", content: "hello openai" }] });
+    expect(completion.choices[0]!.message.content).toBe("echo: hello openai");
+    expect(completion.choices[0]!.finish_reason).toBe("stop");
+    expect(completion.usage!.total_tokens).toBe(completion.usage!.prompt_tokens + completion.usage!.completion_tokens);
+    expect(completion.usage!.completion_tokens).toBeGreaterThan(0);
+    expectValidUpstreamCalls(pool, 1);
+  });
+
+  test("stream, with usage when include_usage is asked", async () => {
+    const stream = await openai.chat.completions.create({ model: pool, stream: true, stream_options: { include_usage: true }, messages: [{ role: "user", content: "stream to me" }] });
+    let text = "";
+    let finish: string | null = null;
+    let usage: OpenAI.CompletionUsage | undefined;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta?.content ?? "";
+      finish = chunk.choices[0]?.finish_reason ?? finish;
+      usage = chunk.usage ?? usage;
+    }
+    expect(text).toBe("echo: stream to me");
+    expect(finish).toBe("stop");
+    expect(usage?.completion_tokens).toBeGreaterThan(0);
+    expectValidUpstreamCalls(pool, 1);
+  });
+
+  test("tool call streamed as argument deltas, then the tool result sent back", async () => {
+    UPSTREAMS[pool]!.up.script({ toolCall: true });
+    const tools: OpenAI.ChatCompletionTool[] = [{ type: "function", function: READ_FILE }];
+    const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: "user", content: "read the readme" }];
+    const first = await openai.chat.completions.stream({ model: pool, messages, tools }).finalChatCompletion();
+    const call = first.choices[0]!.message.tool_calls![0]!;
+    expect(first.choices[0]!.finish_reason).toBe("tool_calls");
+    expect(call.type).toBe("function");
+    if (call.type !== "function") throw new Error("expected a function call");
+    expect(call.function.name).toBe("read_file");
+    expect(JSON.parse(call.function.arguments)).toEqual({ path: "README.md" });
+
+    messages.push(first.choices[0]!.message, { role: "tool", tool_call_id: call.id, content: "# gateway readme" });
+    const second = await openai.chat.completions.create({ model: pool, messages, tools });
+    expect(second.choices[0]!.message.content).toBe("tool result: # gateway readme");
+    expectValidUpstreamCalls(pool, 2);
+  });
+});
+
+describe.each(["to-openai", "to-anthropic"])("Anthropic SDK -> %s", (pool) => {
+  test("non-stream", async () => {
+    const message = await anthropic.messages.create({ model: pool, max_tokens: 256, system: "be brief", messages: [{ role: "user", content: "hello anthropic" }] });
+    expect(message.content).toEqual([expect.objectContaining({ type: "text", text: "echo: hello anthropic" })]);
+    expect(message.stop_reason).toBe("end_turn");
+    expect(message.usage.output_tokens).toBeGreaterThan(0);
+    expectValidUpstreamCalls(pool, 1);
+  });
+
+  test("stream", async () => {
+    const stream = anthropic.messages.stream({ model: pool, max_tokens: 256, messages: [{ role: "user", content: "stream to me" }] });
+    const deltas: string[] = [];
+    stream.on("text", (delta) => deltas.push(delta));
+    const final = await stream.finalMessage();
+    expect(deltas.join("")).toBe("echo: stream to me");
+    expect(final.stop_reason).toBe("end_turn");
+    expect(final.usage.output_tokens).toBeGreaterThan(0);
+    expectValidUpstreamCalls(pool, 1);
+  });
+
+  test("tool use streamed as input_json deltas, then the tool_result sent back", async () => {
+    UPSTREAMS[pool]!.up.script({ toolCall: true });
+    const tools: Anthropic.Tool[] = [{ name: READ_FILE.name, description: READ_FILE.description, input_schema: READ_FILE.parameters as Anthropic.Tool.InputSchema }];
+    const messages: Anthropic.MessageParam[] = [{ role: "user", content: "read the readme" }];
+    const first = await anthropic.messages.stream({ model: pool, max_tokens: 256, messages, tools }).finalMessage();
+    expect(first.stop_reason).toBe("tool_use");
+    const use = first.content.find((b) => b.type === "tool_use");
+    if (!use || use.type !== "tool_use") throw new Error("expected a tool_use block");
+    expect(use.name).toBe("read_file");
+    expect(use.input).toEqual({ path: "README.md" });
+
+    messages.push({ role: "assistant", content: first.content }, { role: "user", content: [{ type: "tool_result", tool_use_id: use.id, content: "# gateway readme" }] });
+    const second = await anthropic.messages.create({ model: pool, max_tokens: 256, messages, tools });
+    expect(second.content).toEqual([expect.objectContaining({ type: "text", text: "tool result: # gateway readme" })]);
+    expectValidUpstreamCalls(pool, 2);
+  });
+});
+
+describe("the built-in mock through both SDKs", () => {
+  test("OpenAI and Anthropic, non-stream and stream", async () => {
+    const completion = await openai.chat.completions.create({ model: "default", messages: [{ role: "user", content: "hi mock" }] });
+    expect(completion.choices[0]!.message.content).toBe("mock: hi mock");
+    const message = await anthropic.messages.create({ model: "default", max_tokens: 64, messages: [{ role: "user", content: "hi mock" }] });
+    expect(message.content).toEqual([expect.objectContaining({ type: "text", text: "mock: hi mock" })]);
+    const streamed = await anthropic.messages.stream({ model: "default", max_tokens: 64, messages: [{ role: "user", content: "streamed mock" }] }).finalMessage();
+    expect(streamed.content).toEqual([expect.objectContaining({ type: "text", text: "mock: streamed mock" })]);
+  });
+});
+
+/**
+ * The error a call fails with. (The SDKs' APIPromise resolves its own base promise at once, so bun's
+ * `expect(p).rejects` would see "resolved"; awaiting through `then` gets the real outcome.)
+ */
+const failureOf = (call: PromiseLike<unknown>): Promise<unknown> => Promise.resolve().then(() => call).then(() => undefined, (error: unknown) => error);
+
+describe("typed errors", () => {
+  test("an unknown model is each SDK's NotFoundError", async () => {
+    expect(await failureOf(openai.chat.completions.create({ model: "no-such-pool", messages: [{ role: "user", content: "x" }] }))).toBeInstanceOf(OpenAI.NotFoundError);
+    expect(await failureOf(anthropic.messages.create({ model: "no-such-pool", max_tokens: 8, messages: [{ role: "user", content: "x" }] }))).toBeInstanceOf(Anthropic.NotFoundError);
+  });
+
+  test("a malformed body is each SDK's BadRequestError", async () => {
+    const badOpenAI = { model: "default", messages: "not a list" } as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming;
+    expect(await failureOf(openai.chat.completions.create(badOpenAI))).toBeInstanceOf(OpenAI.BadRequestError);
+    const badAnthropic = { model: "default", messages: [{ role: "user", content: "x" }] } as unknown as Anthropic.MessageCreateParamsNonStreaming;
+    expect(await failureOf(anthropic.messages.create(badAnthropic))).toBeInstanceOf(Anthropic.BadRequestError);
+  });
+
+  test("an upstream 429 reaches the client as its own RateLimitError", async () => {
+    antUp.script({ error: { status: 429, retryAfter: 7 } });
+    const error = await failureOf(openai.chat.completions.create({ model: "to-anthropic", messages: [{ role: "user", content: "x" }] }));
+    expect(error).toBeInstanceOf(OpenAI.RateLimitError);
+    expect((error as InstanceType<typeof OpenAI.RateLimitError>).headers?.get("retry-after")).toBe("7");
+  });
+});
+
+describe("same protocol is lossless", () => {
+  test("OpenAI: an unknown request member reaches the upstream, an unknown response member reaches the client", async () => {
+    oaiUp.script({ extraMember: true });
+    const response = await fetch(`${gw.data}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: "Bearer client-key" },
+      body: JSON.stringify({ model: "to-openai", messages: [{ role: "user", content: "keep it" }], x_client_member: { nested: [1, 2] } }),
+    });
+    expect(response.status).toBe(200);
+    expect(await json(response)).toMatchObject(EXTRA_MEMBER);
+    expect(oaiUp.requests[0]!.body).toMatchObject({ model: "gpt-4o-mini", x_client_member: { nested: [1, 2] } });
+  });
+
+  test("Anthropic, streamed: the upstream's bytes pass through unchanged, anthropic-beta is forwarded", async () => {
+    antUp.script({ extraMember: true });
+    const response = await fetch(`${gw.data}/v1/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": "client-key", "anthropic-version": "2023-06-01", "anthropic-beta": "test-beta-1" },
+      body: JSON.stringify({ model: "to-anthropic", max_tokens: 32, stream: true, messages: [{ role: "user", content: "keep it" }], x_client_member: true }),
+    });
+    const text = await response.text();
+    expect(text).toContain('"x_imitation":{"kept":true}');
+    expect(text).toContain("event: message_stop");
+    expect(antUp.requests[0]!.headers["anthropic-beta"]).toBe("test-beta-1");
+    expect(antUp.requests[0]!.body).toMatchObject({ model: "claude-haiku-4-5", x_client_member: true });
+  });
+});
+
+describe("upstream client", () => {
+  test("connections to an upstream are kept alive and reused", async () => {
+    for (let i = 0; i < 5; i++) await openai.chat.completions.create({ model: "to-openai", messages: [{ role: "user", content: `n${i}` }] });
+    expect(new Set(oaiUp.requests.map((r) => r.remotePort)).size).toBe(1);
+  });
+
+  test("a client that disconnects cancels the upstream request at once", async () => {
+    antUp.script({ delayMs: 3000 });
+    const controller = new AbortController();
+    const pending = fetch(`${gw.data}/v1/chat/completions`, {
+      method: "POST",
+      signal: controller.signal,
+      body: JSON.stringify({ model: "to-anthropic", messages: [{ role: "user", content: "slow" }] }),
+    }).catch(() => "aborted");
+    await Bun.sleep(300);
+    controller.abort();
+    expect(await pending).toBe("aborted");
+    await Bun.sleep(300);
+    expect(antUp.requests[0]?.aborted).toBe(true);
+  });
+
+  test("upstream_request_timeout_secs bounds a silent upstream: 504 in the caller's shape", async () => {
+    const bounded = await startGateway(config("limits: {upstream_request_timeout_secs: 1}"));
+    try {
+      oaiUp.script({ delayMs: 3000 });
+      const began = performance.now();
+      const response = await fetch(`${bounded.data}/v1/messages`, {
+        method: "POST",
+        headers: { "x-api-key": "k", "anthropic-version": "2023-06-01" },
+        body: JSON.stringify({ model: "to-openai", max_tokens: 8, messages: [{ role: "user", content: "x" }] }),
+      });
+      expect(response.status).toBe(504);
+      expect((await json(response)).type).toBe("error");
+      expect(performance.now() - began).toBeLessThan(2500);
+    } finally {
+      await bounded.stop();
+    }
+  });
+});
+
+describe("model listing and direct routes", () => {
+  test("GET /v1/models lists the pools in each SDK's shape", async () => {
+    const ids = (await openai.models.list()).data.map((m) => m.id);
+    expect(ids).toEqual(expect.arrayContaining(["to-openai", "to-anthropic", "default", "gpt-up"]));
+    const anthropicIds = (await anthropic.models.list()).data.map((m) => m.id);
+    expect(anthropicIds).toEqual(expect.arrayContaining(["to-openai", "to-anthropic"]));
+  });
+
+  test("POST /{provider}/{model} and POST /{model} go to one lane", async () => {
+    const body = JSON.stringify({ messages: [{ role: "user", content: "direct" }] });
+    const byProvider = await fetch(`${gw.data}/ant/claude-direct-1`, { method: "POST", body });
+    expect((await json(byProvider)).choices[0].message.content).toBe("echo: direct");
+    expect((antUp.requests[0]!.body as { model: string }).model).toBe("claude-direct-1");
+    const byAlias = await fetch(`${gw.data}/gpt-up`, { method: "POST", body });
+    expect((await json(byAlias)).choices[0].message.content).toBe("echo: direct");
+    expect((oaiUp.requests[0]!.body as { model: string }).model).toBe("gpt-4o-mini");
+  });
+});
