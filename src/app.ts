@@ -2,9 +2,10 @@
 import { adminFetch } from "./admin/index.ts";
 import type { AdminDeps } from "./admin/deps.ts";
 import { dataFetch } from "./dataplane/index.ts";
+import { dataPlaneMetrics } from "./telemetry/metrics.ts";
 
 export type AppDeps = AdminDeps;
 
 export function buildApps(deps: AppDeps) {
-  return { data: dataFetch(deps), admin: adminFetch(deps) };
+  return { data: dataFetch({ ...deps, metrics: dataPlaneMetrics() }), admin: adminFetch(deps) };
 }

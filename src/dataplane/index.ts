@@ -4,6 +4,7 @@ import { listenerApp } from "../http/elysia.ts";
 import type { Logger } from "../telemetry/logger.ts";
 import { directRoutes } from "./direct.ts";
 import { healthRoutes } from "./health.ts";
+import { metricsRoutes } from "./metrics.ts";
 import { modelsRoutes } from "./models.ts";
 import type { PipelineDeps } from "./pipeline.ts";
 import { protocolRoutes } from "./routes.ts";
@@ -18,6 +19,7 @@ export function buildDataApp(deps: DataPlaneDeps) {
   return listenerApp("data", deps.logger)
     .use(healthRoutes(deps.holder))
     .use(modelsRoutes(deps.holder, deps.startedAt))
+    .use(metricsRoutes(deps.holder, deps.metrics))
     .use(protocolRoutes(deps))
     .use(directRoutes(deps));
 }

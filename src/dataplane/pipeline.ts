@@ -8,6 +8,7 @@ import { mockRespond, mockStream } from "../providers/mock.ts";
 import type { IngressContext, ProtocolAdapter } from "../protocols/types.ts";
 import type { Lane } from "../routing/lane.ts";
 import type { Logger } from "../telemetry/logger.ts";
+import type { DataPlaneMetrics } from "../telemetry/metrics.ts";
 import type { UpstreamFetch } from "../transport/upstream.ts";
 import { passThrough } from "./passthrough.ts";
 import { translate } from "./translate.ts";
@@ -16,6 +17,7 @@ export interface PipelineDeps {
   readonly holder: ConfigHolder;
   readonly logger: Logger;
   readonly now: () => number;
+  readonly metrics: DataPlaneMetrics;
   /** Injected so tests of the pipeline can see upstream calls; the binary uses fetch. */
   readonly fetch?: UpstreamFetch;
 }
@@ -62,7 +64,13 @@ export async function handleModelRequest(deps: PipelineDeps, ingress: ProtocolAd
   if (!lane) return ingress.encodeError(irError("not_found", `The model \`${model}\` does not exist.`, { code: "model_not_found", param: "model" }));
 
   const logger = deps.logger;
-  const warn = (warning: string) => logger.warn("translation warning", { from: ingress.name, to: lane.provider.protocol, model, warning });
+  const hop = { from: ingress.name, to: lane.provider.protocol };
+  // Debug, not warn: a client that always sends a member the IR does not model would flood the log; the
+  // counter shows the rate, and debug logging shows which members.
+  const warn = (warning: string) => {
+    deps.metrics.translationWarnings.inc(hop);
+    logger.debug("translation warning", { ...hop, model, warning });
+  };
   const exchange: Exchange = { deps, snapshot, ingress, request, body, context, lane, model, warn };
 
   try {
@@ -71,6 +79,7 @@ export async function handleModelRequest(deps: PipelineDeps, ingress: ProtocolAd
     if (!decoded.ok) return ingress.encodeError(decoded.error);
     decoded.warnings.forEach(warn);
     if (lane.provider.protocol === "mock") return await answerFromMock(exchange, decoded.value);
+    deps.metrics.translations.inc(hop);
     return await translate(exchange, decoded.value);
   } catch (error) {
     logger.error("request failed", { model, lane: lane.name, error });

@@ -179,6 +179,41 @@ describe("typed errors", () => {
   });
 });
 
+describe("a stream that breaks after it began", () => {
+  test("cross protocol: the client's SDK sees its own in-stream error, not a silent end", async () => {
+    antUp.script({ cutAfterEvents: 4 });
+    const stream = await openai.chat.completions.create({ model: "to-anthropic", stream: true, messages: [{ role: "user", content: "a longer answer that will be cut" }] });
+    let text = "";
+    const error = await (async () => {
+      for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? "";
+    })().then(() => undefined, (e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.APIError);
+    expect(String((error as Error).message)).toContain("stream");
+    expect("echo: a longer answer that will be cut".startsWith(text)).toBe(true);
+  });
+
+  test("Anthropic client, OpenAI upstream cut: an `error` event ends the stream", async () => {
+    oaiUp.script({ cutAfterEvents: 3 });
+    const response = await fetch(`${gw.data}/v1/messages`, {
+      method: "POST",
+      headers: { "x-api-key": "k", "anthropic-version": "2023-06-01" },
+      body: JSON.stringify({ model: "to-openai", max_tokens: 64, stream: true, messages: [{ role: "user", content: "cut me off please" }] }),
+    });
+    const text = await response.text();
+    expect(text).toContain("event: error");
+    expect(text).not.toContain("event: message_stop");
+  });
+
+  test("same protocol: the client's stream fails rather than ending cleanly", async () => {
+    oaiUp.script({ cutAfterEvents: 3 });
+    const stream = await openai.chat.completions.create({ model: "to-openai", stream: true, messages: [{ role: "user", content: "cut me off please" }] });
+    const error = await (async () => {
+      for await (const _ of stream) void _;
+    })().then(() => undefined, (e: unknown) => e);
+    expect(error).toBeInstanceOf(Error);
+  });
+});
+
 describe("same protocol is lossless", () => {
   test("OpenAI: an unknown request member reaches the upstream, an unknown response member reaches the client", async () => {
     oaiUp.script({ extraMember: true });
@@ -244,6 +279,17 @@ describe("upstream client", () => {
     } finally {
       await bounded.stop();
     }
+  });
+});
+
+describe("metrics", () => {
+  test("translations and their warnings are counted on /metrics", async () => {
+    await openai.chat.completions.create({ model: "to-anthropic", seed: 7, messages: [{ role: "user", content: "count me" }] });
+    const text = await (await fetch(`${gw.data}/metrics`)).text();
+    const value = (series: string) => Number(new RegExp(`^${series.replace(/[{}"]/g, "\\$&")} (\\d+)$`, "m").exec(text)?.[1] ?? 0);
+    expect(value('gateway_translations_total{from="openai",to="anthropic"}')).toBeGreaterThanOrEqual(1);
+    // `seed` has no Anthropic form: dropped with a warning, and the warning counted.
+    expect(value('gateway_translation_warnings_total{from="openai",to="anthropic"}')).toBeGreaterThanOrEqual(1);
   });
 });
 
