@@ -32,7 +32,7 @@ export async function passThrough(exchange: Exchange): Promise<Response> {
   const record = (usage: IrUsage) => deps.logger.debug("usage", { model: exchange.model, lane: lane.name, ...usage });
 
   if (!upstream.ok || !(upstream.headers.get("content-type") ?? "").includes("text/event-stream") || !upstream.body) {
-    const text = await upstream.text();
+    const text = await upstream.text().finally(outcome.release);
     if (upstream.ok) {
       try {
         const usage = ingress.usageFromResponse(JSON.parse(text));
@@ -43,39 +43,71 @@ export async function passThrough(exchange: Exchange): Promise<Response> {
     }
     return new Response(text, { status: upstream.status, headers });
   }
-  return new Response(tapUsage(upstream.body, ingress, record), { status: upstream.status, headers });
+  return new Response(tapUsage(upstream.body, ingress, outcome.release, record), { status: upstream.status, headers });
 }
+
+/** How much of a stream's start and end is kept for reading usage (it sits in the first and last events). */
+const EDGE_BYTES = 8192;
 
 /**
- * Passes the bytes through untouched and feeds a copy to the protocol's stream decoder to read usage.
- * Backpressure follows the client; the decoder sees each chunk as it passes.
+ * Relays the bytes untouched, keeping only the stream's first and last EDGE_BYTES; at the end those are
+ * decoded once for usage (Anthropic reports input in message_start and output in message_delta; OpenAI
+ * in the last chunk). Decoding every chunk as it passed cost more than the whole relay.
  */
-function tapUsage(body: ReadableStream<Uint8Array>, adapter: ProtocolAdapter, record: (usage: IrUsage) => void): ReadableStream<Uint8Array> {
-  const decoder = adapter.createStreamDecoder();
-  const writer = decoder.writable.getWriter();
-  let usage = ZERO_USAGE;
-  void decoder.readable
-    .pipeTo(
-      new WritableStream({
-        write(part) {
-          if (part.type === "usage") usage = mergeUsage(usage, part.usage);
-        },
-        close() {
-          record(usage);
-        },
-      }),
-    )
-    .catch(() => {});
-  return body.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, controller) {
-        controller.enqueue(chunk);
-        writer.write(chunk).catch(() => {});
-      },
-      flush() {
-        writer.close().catch(() => {});
-      },
-    }),
-  );
+function tapUsage(body: ReadableStream<Uint8Array>, adapter: ProtocolAdapter, release: () => void, record: (usage: IrUsage) => void): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  const head: Uint8Array[] = [];
+  let headBytes = 0;
+  let tail: Uint8Array[] = [];
+  let tailBytes = 0;
+  const keep = (chunk: Uint8Array) => {
+    if (headBytes < EDGE_BYTES) {
+      head.push(chunk);
+      headBytes += chunk.byteLength;
+      return;
+    }
+    tail.push(chunk);
+    tailBytes += chunk.byteLength;
+    while (tail.length > 1 && tailBytes - tail[0]!.byteLength >= EDGE_BYTES) tailBytes -= tail.shift()!.byteLength;
+  };
+  const finish = () => {
+    release();
+    void usageFromEdges(adapter, head, tail).then(record, () => {});
+    tail = [];
+  };
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read();
+        if (done) {
+          finish();
+          controller.close();
+          return;
+        }
+        keep(value);
+        controller.enqueue(value);
+      } catch (error) {
+        release();
+        controller.error(error);
+      }
+    },
+    cancel(reason) {
+      release();
+      return reader.cancel(reason);
+    },
+  });
 }
 
+/** Usage from the kept edges: one pass when they join up, else head and tail apart (the tail may start mid-event). */
+async function usageFromEdges(adapter: ProtocolAdapter, head: Uint8Array[], tail: Uint8Array[]): Promise<IrUsage> {
+  let usage = ZERO_USAGE;
+  for (const segment of tail.length === 0 ? [head] : [head, tail]) {
+    const parts = new Blob(segment).stream().pipeThrough(adapter.createStreamDecoder());
+    try {
+      for await (const part of parts) if (part.type === "usage") usage = mergeUsage(usage, part.usage);
+    } catch {
+      // a tail cut mid-event may not parse; what was read before still counts
+    }
+  }
+  return usage;
+}

@@ -15,16 +15,19 @@ export async function translate(exchange: Exchange, request: IrRequest): Promise
   const outcome = await sendUpstream(exchange, egress, { path: encoded.path, body: JSON.stringify(encoded.body) });
   if (!outcome.ok) return ingress.encodeError(noAnswerError(outcome));
   const upstream = outcome.response;
-  if (!upstream.ok) return ingress.encodeError(egress.decodeError(upstream.status, await upstream.text(), upstream.headers));
+  if (!upstream.ok) return ingress.encodeError(egress.decodeError(upstream.status, await upstream.text().finally(outcome.release), upstream.headers));
 
   if (request.stream) {
-    if (!upstream.body) return ingress.encodeError(irError("api_error", "upstream sent an empty stream", { status: 502 }));
-    const parts = irPartsFrom(upstream.body, egress);
+    if (!upstream.body) {
+      outcome.release();
+      return ingress.encodeError(irError("api_error", "upstream sent an empty stream", { status: 502 }));
+    }
+    const parts = irPartsFrom(upstream.body, egress, outcome.release);
     return new Response(parts.pipeThrough(ingress.createStreamEncoder(request, warn)), { headers: ingress.streamHeaders });
   }
   let wire: unknown;
   try {
-    wire = await upstream.json();
+    wire = await upstream.json().finally(outcome.release);
   } catch {
     return ingress.encodeError(irError("api_error", "upstream answered with a body that is not JSON", { status: 502, failure: "transient" }));
   }
@@ -38,13 +41,14 @@ export async function translate(exchange: Exchange, request: IrRequest): Promise
  * Upstream stream bytes -> IR parts. A stream that breaks, or ends without finishing, ends with an IR
  * error part, so the client sees its protocol's in-stream error rather than a silent truncation.
  */
-export function irPartsFrom(body: ReadableStream<Uint8Array>, egress: ProtocolAdapter): ReadableStream<IrStreamPart> {
+export function irPartsFrom(body: ReadableStream<Uint8Array>, egress: ProtocolAdapter, release: () => void): ReadableStream<IrStreamPart> {
   const reader = body.pipeThrough(egress.createStreamDecoder()).getReader();
   let ended = false;
   const fail = (controller: ReadableStreamDefaultController<IrStreamPart>, error: IrError) => {
     controller.enqueue({ type: "error", error });
     controller.close();
     ended = true;
+    release();
   };
   return new ReadableStream<IrStreamPart>({
     async pull(controller) {
@@ -55,6 +59,7 @@ export function irPartsFrom(body: ReadableStream<Uint8Array>, egress: ProtocolAd
         controller.enqueue(value);
         if (value.type === "finish" || value.type === "error") {
           ended = true;
+          release();
           controller.close();
           void reader.cancel().catch(() => {});
         }
@@ -64,6 +69,7 @@ export function irPartsFrom(body: ReadableStream<Uint8Array>, egress: ProtocolAd
     },
     cancel(reason) {
       // The client went away: stop reading, which aborts the upstream body.
+      release();
       return reader.cancel(reason);
     },
   });

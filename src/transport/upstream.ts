@@ -13,21 +13,41 @@ export interface UpstreamCall {
 }
 
 export type UpstreamOutcome =
-  | { readonly ok: true; readonly response: Response }
+  /** `release()` ends the exchange's timer: call it once the body has been read or relayed. */
+  | { readonly ok: true; readonly response: Response; readonly release: () => void }
   /** No HTTP answer: refused, reset, DNS, TLS, timed out, or the client left first. */
   | { readonly ok: false; readonly reason: "timeout" | "connect" | "client_gone"; readonly message: string };
 
 export type UpstreamFetch = (url: string, init: RequestInit) => Promise<Response>;
 
+/**
+ * One controller per call, aborted by the client leaving or by the timer. The timer is cleared when
+ * the caller releases the exchange: a 300 s timer left pending per request would keep every finished
+ * request's closure alive for five minutes (AbortSignal.timeout cannot be cleared).
+ */
 export async function callUpstream(call: UpstreamCall, fetchImpl: UpstreamFetch = fetch): Promise<UpstreamOutcome> {
-  const timeout = AbortSignal.timeout(call.timeoutMs);
-  const signal = AbortSignal.any([call.clientSignal, timeout]);
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort();
+  }, call.timeoutMs);
+  const onClientGone = () => controller.abort();
+  call.clientSignal.addEventListener("abort", onClientGone, { once: true });
+  let released = false;
+  const release = () => {
+    if (released) return;
+    released = true;
+    clearTimeout(timer);
+    call.clientSignal.removeEventListener("abort", onClientGone);
+  };
   try {
-    const response = await fetchImpl(call.url, { method: "POST", headers: call.headers, body: call.body, signal, redirect: "manual" });
-    return { ok: true, response };
+    const response = await fetchImpl(call.url, { method: "POST", headers: call.headers, body: call.body, signal: controller.signal, redirect: "manual" });
+    return { ok: true, response, release };
   } catch (error) {
+    release();
     if (call.clientSignal.aborted) return { ok: false, reason: "client_gone", message: "client disconnected" };
-    if (timeout.aborted) return { ok: false, reason: "timeout", message: `upstream did not answer within ${call.timeoutMs / 1000} s` };
+    if (timedOut) return { ok: false, reason: "timeout", message: `upstream did not answer within ${call.timeoutMs / 1000} s` };
     return { ok: false, reason: "connect", message: `upstream unreachable: ${(error as Error).message}` };
   }
 }

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:tes
 import OpenAI from "openai";
 import { json, LISTEN_ANY, startGateway, type RunningGateway } from "../support/gateway.ts";
 import { ANTHROPIC_DEFAULT_KEY, startAnthropicUpstream } from "../support/upstreams/anthropic.ts";
-import { EXTRA_MEMBER, type Upstream } from "../support/upstreams/common.ts";
+import { EXTRA_MEMBER, SCRIPTED_USAGE, type Upstream } from "../support/upstreams/common.ts";
 import { OPENAI_DEFAULT_KEY, startOpenAIUpstream } from "../support/upstreams/openai.ts";
 
 const oaiUp = startOpenAIUpstream();
@@ -239,6 +239,34 @@ describe("same protocol is lossless", () => {
     expect(text).toContain("event: message_stop");
     expect(antUp.requests[0]!.headers["anthropic-beta"]).toBe("test-beta-1");
     expect(antUp.requests[0]!.body).toMatchObject({ model: "claude-haiku-4-5", x_client_member: true });
+  });
+});
+
+describe("metering on same-protocol streams", () => {
+  test("usage is read from the passing stream, short or long (first and last bytes only)", async () => {
+    const debug = await startGateway(config(), { env: { GATEWAY_LOG_LEVEL: "debug" } });
+    try {
+      for (const text of ["short", "long ".repeat(8000)]) {
+        antUp.script({ detailedUsage: true });
+        const response = await fetch(`${debug.data}/v1/messages`, {
+          method: "POST",
+          headers: { "x-api-key": "k", "anthropic-version": "2023-06-01" },
+          body: JSON.stringify({ model: "to-anthropic", max_tokens: 64, stream: true, messages: [{ role: "user", content: text }] }),
+        });
+        expect((await response.text()).length).toBeGreaterThan(text.length);
+      }
+      await Bun.sleep(100);
+      const usages = debug.logs.map((l) => JSON.parse(l)).filter((r) => r.msg === "usage");
+      expect(usages).toHaveLength(2);
+      for (const usage of usages) {
+        expect(usage).toMatchObject({ lane: "claude-up", inputCacheRead: SCRIPTED_USAGE.cacheReadInputTokens, inputCacheWrite: SCRIPTED_USAGE.cacheCreationInputTokens });
+        expect(usage.inputNoCache).toBeGreaterThan(0);
+        expect(usage.output).toBeGreaterThan(0);
+      }
+      expect(usages[1].output).toBeGreaterThan(usages[0].output);
+    } finally {
+      await debug.stop();
+    }
   });
 });
 
