@@ -86,10 +86,10 @@ async function run(snapshot: Snapshot, source: string, logger: Logger): Promise<
     ["data", snapshot.listeners.data, apps.data, () => security().max_body_bytes ?? 33554432],
     ["admin", snapshot.listeners.admin, apps.admin, () => security().admin_max_body_bytes ?? 8388608],
   ] as const;
-  for (const [plane, settings, fetch, maxBodyBytes] of planes) {
+  for (const [plane, settings, handlers, maxBodyBytes] of planes) {
     if (shutdown.stopping()) return shutdown.exit;
     try {
-      servers.push(startListener({ settings, fetch, maxBodyBytes }));
+      servers.push(startListener({ settings, fetch: handlers.fetch, routes: handlers.routes, maxBodyBytes }));
     } catch (error) {
       logger.error(`cannot start the ${plane} listener; not starting`, { address: `${settings.hostname}:${settings.port}`, error: (error as Error).message });
       for (const server of servers) server.stop(true);

@@ -7,7 +7,7 @@ import { healthRoutes } from "./health.ts";
 import { metricsRoutes } from "./metrics.ts";
 import { modelsRoutes } from "./models.ts";
 import type { PipelineDeps } from "./pipeline.ts";
-import { protocolRoutes } from "./routes.ts";
+import { protocolHandlers, protocolRoutes } from "./routes.ts";
 
 export interface DataPlaneDeps extends PipelineDeps {
   readonly holder: ConfigHolder;
@@ -24,6 +24,7 @@ export function buildDataApp(deps: DataPlaneDeps) {
     .use(directRoutes(deps));
 }
 
-export function dataFetch(deps: DataPlaneDeps): (request: Request) => Response | Promise<Response> {
-  return buildDataApp(deps).fetch;
+/** The data listener's handlers: the hot protocol paths for Bun's native router, the app for the rest. */
+export function dataHandlers(deps: DataPlaneDeps) {
+  return { fetch: buildDataApp(deps).fetch, routes: protocolHandlers(deps) };
 }

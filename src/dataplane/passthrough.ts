@@ -34,16 +34,47 @@ export async function passThrough(exchange: Exchange): Promise<Response> {
   if (!upstream.ok || !(upstream.headers.get("content-type") ?? "").includes("text/event-stream") || !upstream.body) {
     const text = await upstream.text().finally(outcome.release);
     if (upstream.ok) {
-      try {
-        const usage = ingress.usageFromResponse(JSON.parse(text));
-        if (usage) record(mergeUsage(ZERO_USAGE, usage));
-      } catch {
-        exchange.warn("upstream response is not JSON; no usage recorded");
-      }
+      const usage = ingress.usageFromResponse(usageMember(text));
+      if (usage) record(mergeUsage(ZERO_USAGE, usage));
+      else exchange.warn("no usage found in the upstream response");
     }
     return new Response(text, { status: upstream.status, headers });
   }
   return new Response(tapUsage(upstream.body, ingress, outcome.release, record), { status: upstream.status, headers });
+}
+
+/**
+ * `{"usage": {...}}` cut out of a response body: both vendors put the top-level usage object last, so
+ * parsing that object alone (bracket-matched from its last key) is far cheaper than the whole body.
+ * Falls back to the whole body when the cut does not parse.
+ */
+export function usageMember(text: string): unknown {
+  const key = text.lastIndexOf('"usage"');
+  const open = key === -1 ? -1 : text.indexOf("{", key);
+  if (open !== -1 && text[key - 1] !== "\\") {
+    let depth = 0;
+    let inString = false;
+    for (let i = open; i < text.length; i++) {
+      const c = text[i];
+      if (inString) {
+        if (c === "\\") i++;
+        else if (c === '"') inString = false;
+      } else if (c === '"') inString = true;
+      else if (c === "{") depth++;
+      else if (c === "}" && --depth === 0) {
+        try {
+          return { usage: JSON.parse(text.slice(open, i + 1)) as unknown };
+        } catch {
+          break;
+        }
+      }
+    }
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
 }
 
 /** How much of a stream's start and end is kept for reading usage (it sits in the first and last events). */

@@ -11,12 +11,23 @@ const INGRESS_PATHS: Partial<Record<WireProtocol, readonly string[]>> = {
   anthropic: ["/v1/messages"],
 };
 
-export function protocolRoutes(deps: PipelineDeps) {
-  let app = controller("dataplane.protocols");
+/** Path -> handler for every ingress protocol route. */
+export function protocolHandlers(deps: PipelineDeps): Record<string, (request: Request) => Promise<Response>> {
+  const handlers: Record<string, (request: Request) => Promise<Response>> = {};
   for (const [protocol, paths] of Object.entries(INGRESS_PATHS) as [WireProtocol, readonly string[]][]) {
     const adapter = adapterFor(protocol);
     if (!adapter) continue;
-    for (const path of paths) app = app.post(path, ({ request }) => handleModelRequest(deps, adapter, request), { parse: "none" });
+    for (const path of paths) handlers[path] = (request) => handleModelRequest(deps, adapter, request);
   }
+  return handlers;
+}
+
+/**
+ * The same handlers in the app router. The listener serves these paths from Bun's native router first
+ * (http/serve.ts `routes`); the app keeps them so in-process use and 405/Allow see every route.
+ */
+export function protocolRoutes(deps: PipelineDeps) {
+  let app = controller("dataplane.protocols");
+  for (const [path, handler] of Object.entries(protocolHandlers(deps))) app = app.post(path, ({ request }) => handler(request), { parse: "none" });
   return app;
 }

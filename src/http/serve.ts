@@ -12,6 +12,11 @@ export interface ListenerOptions {
   /** Read per request: `security` is live on a config swap. */
   readonly maxBodyBytes: () => number;
   readonly fetch: FetchHandler;
+  /**
+   * POST handlers matched by Bun's native router before `fetch` (the hottest paths skip the app
+   * router). Other methods on these paths still reach `fetch`, so 405 and Allow keep working.
+   */
+  readonly routes?: Readonly<Record<string, FetchHandler>>;
   /** Response for a body over the limit (the data plane answers in the caller's protocol later). */
   readonly tooLarge?: (limit: number) => Response;
 }
@@ -50,6 +55,13 @@ export const defaultTooLarge = (limit: number) =>
 export function startListener(options: ListenerOptions): Server<undefined> {
   const { settings, maxBodyBytes, fetch } = options;
   const tooLarge = options.tooLarge ?? defaultTooLarge;
+  const limited = (handler: FetchHandler): FetchHandler => (request, server) => {
+    const limit = maxBodyBytes();
+    const length = request.headers.get("content-length");
+    if (length !== null) return Number(length) > limit ? tooLarge(limit) : handler(request, server);
+    return handler(limitChunkedBody(request, limit), server);
+  };
+  const routes = Object.fromEntries(Object.entries(options.routes ?? {}).map(([path, handler]) => [path, { POST: limited(handler) }]));
   return Bun.serve({
     hostname: settings.hostname,
     port: settings.port,
@@ -60,12 +72,8 @@ export function startListener(options: ListenerOptions): Server<undefined> {
     tls: settings.tls
       ? { cert: settings.tls.cert, key: settings.tls.key, ca: settings.tls.ca, requestCert: settings.tls.ca !== undefined, rejectUnauthorized: settings.tls.ca !== undefined, ALPNProtocols: "http/1.1" }
       : undefined,
-    fetch(request, server) {
-      const limit = maxBodyBytes();
-      const length = request.headers.get("content-length");
-      if (length !== null) return Number(length) > limit ? tooLarge(limit) : fetch(request, server);
-      return fetch(limitChunkedBody(request, limit), server);
-    },
+    routes,
+    fetch: limited(fetch),
     error() {
       // Reached only if a handler throws past the app's own error handling; never show the error.
       return errorResponse("internal", "internal error");

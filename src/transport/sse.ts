@@ -1,6 +1,6 @@
 // Server-sent events, both ways. Decoding is eventsource-parser in a stream pipeline (never regexes over
 // concatenated text); encoding writes one event per call. Both keep no state beyond the stream.
-import { EventSourceParserStream } from "eventsource-parser/stream";
+import { createParser } from "eventsource-parser";
 
 export interface SseEvent {
   /** The `event:` name, when the sender gave one (Anthropic does; OpenAI does not). */
@@ -8,18 +8,31 @@ export interface SseEvent {
   readonly data: string;
 }
 
-/** Upstream bytes -> SSE events, as they arrive. */
-export function sseDecoder(): { readable: ReadableStream<SseEvent>; writable: WritableStream<Uint8Array> } {
-  const text = new TextDecoderStream();
-  const parsed = text.readable.pipeThrough(new EventSourceParserStream());
-  const events = parsed.pipeThrough(
-    new TransformStream<{ event?: string; data: string }, SseEvent>({
-      transform(message, controller) {
-        controller.enqueue(message.event ? { event: message.event, data: message.data } : { data: message.data });
-      },
-    }),
-  );
-  return { readable: events, writable: text.writable as WritableStream<Uint8Array> };
+/**
+ * Upstream bytes -> SSE events, as they arrive: one stream stage (a streaming UTF-8 decoder feeding
+ * eventsource-parser), because every extra stage costs a scheduling hop on each chunk, and the first
+ * event's latency is what a streaming client feels.
+ */
+export function sseDecoder(): TransformStream<Uint8Array, SseEvent> {
+  const text = new TextDecoder();
+  let emit: (event: SseEvent) => void = () => {};
+  const parser = createParser({
+    onEvent(message) {
+      emit(message.event ? { event: message.event, data: message.data } : { data: message.data });
+    },
+  });
+  return new TransformStream<Uint8Array, SseEvent>({
+    start(controller) {
+      emit = (event) => controller.enqueue(event);
+    },
+    transform(chunk) {
+      parser.feed(text.decode(chunk, { stream: true }));
+    },
+    flush() {
+      const rest = text.decode();
+      if (rest) parser.feed(rest);
+    },
+  });
 }
 
 const encoder = new TextEncoder();

@@ -78,9 +78,8 @@ export const HOP_BY_HOP = new Set([
 
 /** Upstream response headers worth relaying to the client (content type, request ids, rate-limit info). */
 export function relayHeaders(upstream: Headers): Headers {
-  const out = new Headers();
-  upstream.forEach((value, name) => {
-    if (!HOP_BY_HOP.has(name)) out.set(name, value);
-  });
+  // A native copy, then the few deletions, costs less than filtering name by name in JS.
+  const out = new Headers(upstream);
+  for (const name of HOP_BY_HOP) out.delete(name);
   return out;
 }
