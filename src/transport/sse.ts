@@ -8,12 +8,18 @@ export interface SseEvent {
   readonly data: string;
 }
 
+/** What a protocol's stream decoder does with each SSE event, and at the end of the stream. */
+export interface SseSteps<T> {
+  onEvent(event: SseEvent): Iterable<T>;
+  onEnd(): Iterable<T>;
+}
+
 /**
- * Upstream bytes -> SSE events, as they arrive: one stream stage (a streaming UTF-8 decoder feeding
- * eventsource-parser), because every extra stage costs a scheduling hop on each chunk, and the first
- * event's latency is what a streaming client feels.
+ * Upstream bytes -> whatever `steps` makes of each SSE event, in one stream stage: a streaming UTF-8
+ * decoder feeding eventsource-parser, whose events go straight to the steps. Every extra stage would
+ * cost a scheduling hop on each chunk, and the first event's latency is what a streaming client feels.
  */
-export function sseDecoder(): TransformStream<Uint8Array, SseEvent> {
+export function sseTransform<T>(steps: SseSteps<T>): TransformStream<Uint8Array, T> {
   const text = new TextDecoder();
   let emit: (event: SseEvent) => void = () => {};
   const parser = createParser({
@@ -21,19 +27,25 @@ export function sseDecoder(): TransformStream<Uint8Array, SseEvent> {
       emit(message.event ? { event: message.event, data: message.data } : { data: message.data });
     },
   });
-  return new TransformStream<Uint8Array, SseEvent>({
+  return new TransformStream<Uint8Array, T>({
     start(controller) {
-      emit = (event) => controller.enqueue(event);
+      emit = (event) => {
+        for (const out of steps.onEvent(event)) controller.enqueue(out);
+      };
     },
     transform(chunk) {
       parser.feed(text.decode(chunk, { stream: true }));
     },
-    flush() {
+    flush(controller) {
       const rest = text.decode();
       if (rest) parser.feed(rest);
+      for (const out of steps.onEnd()) controller.enqueue(out);
     },
   });
 }
+
+/** Upstream bytes -> SSE events, as they arrive. */
+export const sseDecoder = (): TransformStream<Uint8Array, SseEvent> => sseTransform<SseEvent>({ onEvent: (event) => [event], onEnd: () => [] });
 
 const encoder = new TextEncoder();
 

@@ -7,7 +7,7 @@
 // upstream streams several tool calls at once), so a block that starts while another is open waits, and
 // only its own parts are held, until the open block ends. All per-stream state lives in the closures.
 import { irError, mergeUsage, ZERO_USAGE, type IrError, type IrFinishReason, type IrRequest, type IrStreamPart, type IrUsage } from "../../ir/index.ts";
-import { sseDecoder, sseEvent, type SseEvent } from "../../transport/sse.ts";
+import { sseEvent, sseTransform, type SseEvent } from "../../transport/sse.ts";
 import type { WarningSink } from "../types.ts";
 import { decodeStreamError, errorBody } from "./errors.ts";
 import { finishFromStopReason, stopReasonFromFinish, usageFromWire, usageToWire } from "./response.ts";
@@ -32,19 +32,8 @@ import {
 // ---- decoder (upstream -> IR) --------------------------------------------------------------------
 
 export function createStreamDecoder(now: () => number = Date.now): TransformStream<Uint8Array, IrStreamPart> {
-  const sse = sseDecoder();
   const steps = eventDecoder(now);
-  const readable = sse.readable.pipeThrough(
-    new TransformStream<SseEvent, IrStreamPart>({
-      transform(event, controller) {
-        for (const part of steps.onEvent(event)) controller.enqueue(part);
-      },
-      flush(controller) {
-        for (const part of steps.onEnd()) controller.enqueue(part);
-      },
-    }),
-  );
-  return { writable: sse.writable, readable };
+  return sseTransform<IrStreamPart>({ onEvent: (event) => steps.onEvent(event), onEnd: () => steps.onEnd() });
 }
 
 type BlockKind = "text" | "reasoning" | "tool" | "skip";

@@ -5,7 +5,7 @@
 // parts -> SSE bytes, each part written the moment it arrives. All per-stream state lives in the closure
 // of the create* call; nothing holds more than the current chunk and a few counters.
 import { irError, mergeUsage, ZERO_USAGE, type IrFinishReason, type IrRequest, type IrStreamPart, type IrUsage } from "../../ir/index.ts";
-import { sseDecoder, sseEvent, type SseEvent } from "../../transport/sse.ts";
+import { sseEvent, sseTransform } from "../../transport/sse.ts";
 import type { WarningSink } from "../types.ts";
 import { decodeStreamError, finishFromWire, finishIsLossy, finishToWire, wireError } from "./errors.ts";
 import { usageFromWire, usageToWire } from "./response.ts";
@@ -14,19 +14,8 @@ import { check, type LenientMessage } from "./schema.ts";
 // ---- decoder (upstream -> IR) ----
 
 export function createStreamDecoder(): TransformStream<Uint8Array, IrStreamPart> {
-  const sse = sseDecoder();
   const steps = chunkDecoder();
-  const readable = sse.readable.pipeThrough(
-    new TransformStream<SseEvent, IrStreamPart>({
-      transform(event, controller) {
-        for (const part of steps.onEvent(event.data)) controller.enqueue(part);
-      },
-      flush(controller) {
-        for (const part of steps.onEnd()) controller.enqueue(part);
-      },
-    }),
-  );
-  return { writable: sse.writable, readable };
+  return sseTransform<IrStreamPart>({ onEvent: (event) => steps.onEvent(event.data), onEnd: () => steps.onEnd() });
 }
 
 const truncated = () => irError("api_error", "the upstream stream ended before it finished", { status: 502, failure: "transient" });
