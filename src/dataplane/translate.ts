@@ -1,8 +1,8 @@
 // Another protocol upstream: IR request -> egress wire, upstream answer -> IR -> ingress wire. Streams
 // are translated event by event as they arrive (bytes -> IR parts -> bytes); nothing is buffered whole.
-import { irError, type IrError, type IrRequest, type IrStreamPart } from "../ir/index.ts";
+import { irError, type IrError, type IrRequest } from "../ir/index.ts";
 import { adapterFor } from "../protocols/registry.ts";
-import type { ProtocolAdapter } from "../protocols/types.ts";
+import type { ProtocolAdapter, StreamWriter } from "../protocols/types.ts";
 import type { Exchange } from "./pipeline.ts";
 import { noAnswerError, sendUpstream } from "./upstream-call.ts";
 
@@ -22,8 +22,7 @@ export async function translate(exchange: Exchange, request: IrRequest): Promise
       outcome.release();
       return ingress.encodeError(irError("api_error", "upstream sent an empty stream", { status: 502 }));
     }
-    const parts = irPartsFrom(upstream.body, egress, outcome.release);
-    return new Response(parts.pipeThrough(ingress.createStreamEncoder(request, warn)), { headers: ingress.streamHeaders });
+    return new Response(translatedStream(upstream.body, egress, ingress, request, warn, outcome.release), { headers: ingress.streamHeaders });
   }
   let wire: unknown;
   try {
@@ -38,37 +37,58 @@ export async function translate(exchange: Exchange, request: IrRequest): Promise
 }
 
 /**
- * Upstream stream bytes -> IR parts. A stream that breaks, or ends without finishing, ends with an IR
- * error part, so the client sees its protocol's in-stream error rather than a silent truncation.
+ * Upstream stream bytes -> IR parts -> the client's wire bytes, the encoding done in the same stage that
+ * reads each part (one hop less per event than a separate encoder stream: the first event's latency).
+ * A stream that breaks, or ends without finishing, ends with an IR error part, so the client sees its
+ * protocol's in-stream error rather than a silent truncation.
  */
-export function irPartsFrom(body: ReadableStream<Uint8Array>, egress: ProtocolAdapter, release: () => void): ReadableStream<IrStreamPart> {
+export function translatedStream(
+  body: ReadableStream<Uint8Array>,
+  egress: ProtocolAdapter,
+  ingress: ProtocolAdapter,
+  request: IrRequest,
+  warn: (warning: string) => void,
+  release: () => void,
+): ReadableStream<Uint8Array> {
   const reader = body.pipeThrough(egress.createStreamDecoder()).getReader();
   let ended = false;
-  const fail = (controller: ReadableStreamDefaultController<IrStreamPart>, error: IrError) => {
-    controller.enqueue({ type: "error", error });
-    controller.close();
+  let emitted = false;
+  let writer: StreamWriter | undefined;
+  const finish = (controller: ReadableStreamDefaultController<Uint8Array>, error?: IrError) => {
+    if (error) writer?.accept({ type: "error", error });
+    writer?.end();
     ended = true;
     release();
+    controller.close();
   };
-  return new ReadableStream<IrStreamPart>({
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      writer = ingress.createStreamWriter(request, warn, (bytes) => {
+        emitted = true;
+        controller.enqueue(bytes);
+      });
+    },
     async pull(controller) {
-      if (ended) return;
-      try {
-        const { done, value } = await reader.read();
-        if (done) return fail(controller, irError("api_error", "the upstream stream ended before it finished", { status: 502, failure: "transient" }));
-        controller.enqueue(value);
-        if (value.type === "finish" || value.type === "error") {
-          ended = true;
-          release();
-          controller.close();
-          void reader.cancel().catch(() => {});
+      // Keep reading until a part produced bytes (or the stream ended): many parts (usage, block starts)
+      // produce none, and a pull that enqueues nothing is not called again.
+      emitted = false;
+      while (!ended && !emitted) {
+        try {
+          const { done, value } = await reader.read();
+          if (done) return finish(controller, irError("api_error", "the upstream stream ended before it finished", { status: 502, failure: "transient" }));
+          writer?.accept(value);
+          if (value.type === "finish" || value.type === "error") {
+            finish(controller);
+            void reader.cancel().catch(() => {});
+          }
+        } catch {
+          finish(controller, irError("api_error", "the upstream stream broke off", { status: 502, failure: "transient" }));
         }
-      } catch {
-        fail(controller, irError("api_error", "the upstream stream broke off", { status: 502, failure: "transient" }));
       }
     },
     cancel(reason) {
       // The client went away: stop reading, which aborts the upstream body.
+      ended = true;
       release();
       return reader.cancel(reason);
     },

@@ -18,6 +18,13 @@ export interface IngressContext {
 /** A warning sink: what an encoder dropped or clamped goes here (logged and counted by the caller). */
 export type WarningSink = (warning: string) => void;
 
+/** A stream encoder as a step machine: each IR part in, wire bytes out through `emit`, at once. */
+export interface StreamWriter {
+  accept(part: IrStreamPart): void;
+  /** The IR stream ended (after `finish`, `error`, or neither: a writer says so in-stream if neither). */
+  end(): void;
+}
+
 export interface EncodedRequest {
   /** Appended to the provider's base_url (protocols.md: `/chat/completions`, `/v1/messages`, ...). */
   readonly path: string;
@@ -40,6 +47,8 @@ export interface ProtocolAdapter {
    * An `error` part ends the stream with the protocol's own in-stream error.
    */
   createStreamEncoder(request: IrRequest, warn: WarningSink): TransformStream<IrStreamPart, Uint8Array>;
+  /** The same encoder as a step machine, for callers that drive it from their own loop (translation). */
+  createStreamWriter(request: IrRequest, warn: WarningSink, emit: (bytes: Uint8Array) => void): StreamWriter;
   readonly streamHeaders: Readonly<Record<string, string>>;
   /** A gateway-generated error in this protocol's native shape, status and headers. */
   encodeError(error: IrError): Response;

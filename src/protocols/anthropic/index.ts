@@ -6,7 +6,7 @@ import type { ProtocolAdapter } from "../types.ts";
 import { decodeError, encodeError } from "./errors.ts";
 import { MESSAGES_PATH, decodeRequest, encodeRequest } from "./request.ts";
 import { decodeResponse, encodeResponse, usageFromResponse } from "./response.ts";
-import { createStreamDecoder, createStreamEncoder } from "./stream.ts";
+import { createStreamDecoder, createStreamEncoder, createStreamWriter } from "./stream.ts";
 
 /** The API version the gateway speaks upstream; every Messages request must name one. */
 export const ANTHROPIC_VERSION = "2023-06-01";
@@ -26,6 +26,7 @@ export const anthropic: ProtocolAdapter = {
   decodeRequest,
   encodeResponse,
   createStreamEncoder,
+  createStreamWriter,
   streamHeaders: SSE_HEADERS,
   encodeError,
   clientCredential,

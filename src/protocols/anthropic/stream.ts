@@ -8,7 +8,8 @@
 // only its own parts are held, until the open block ends. All per-stream state lives in the closures.
 import { irError, mergeUsage, ZERO_USAGE, type IrError, type IrFinishReason, type IrRequest, type IrStreamPart, type IrUsage } from "../../ir/index.ts";
 import { sseEvent, sseTransform, type SseEvent } from "../../transport/sse.ts";
-import type { WarningSink } from "../types.ts";
+import { writerTransform } from "../stream-writer.ts";
+import type { StreamWriter, WarningSink } from "../types.ts";
 import { decodeStreamError, errorBody } from "./errors.ts";
 import { finishFromStopReason, stopReasonFromFinish, usageFromWire, usageToWire } from "./response.ts";
 import {
@@ -154,18 +155,11 @@ type BlockPart = Exclude<IrStreamPart, { type: "start" | "usage" | "finish" | "e
 type Emit = (event: string, data: object) => void;
 
 export function createStreamEncoder(request: IrRequest, warn: WarningSink): TransformStream<IrStreamPart, Uint8Array> {
-  let writer: ReturnType<typeof messageWriter> | undefined;
-  return new TransformStream<IrStreamPart, Uint8Array>({
-    start(controller) {
-      writer = messageWriter(request, warn, (event, data) => controller.enqueue(sseEvent(JSON.stringify(data), event)));
-    },
-    transform(part) {
-      writer?.accept(part);
-    },
-    flush() {
-      writer?.end();
-    },
-  });
+  return writerTransform((emit) => createStreamWriter(request, warn, emit));
+}
+
+export function createStreamWriter(request: IrRequest, warn: WarningSink, emit: (bytes: Uint8Array) => void): StreamWriter {
+  return messageWriter(request, warn, (event, data) => emit(sseEvent(JSON.stringify(data), event)));
 }
 
 /** The state of one client stream: the message head, usage so far, the open block and the waiting ones. */

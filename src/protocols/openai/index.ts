@@ -7,7 +7,7 @@ import type { ProtocolAdapter } from "../types.ts";
 import { decodeError, encodeError } from "./errors.ts";
 import { decodeRequest, encodeRequest } from "./request.ts";
 import { decodeResponse, encodeResponse, usageFromResponse } from "./response.ts";
-import { createStreamDecoder, createStreamEncoder } from "./stream.ts";
+import { createStreamDecoder, createStreamEncoder, createStreamWriter } from "./stream.ts";
 
 export const CHAT_COMPLETIONS_PATH = "/chat/completions";
 
@@ -17,6 +17,7 @@ export const openai: ProtocolAdapter = {
   decodeRequest,
   encodeResponse,
   createStreamEncoder,
+  createStreamWriter,
   streamHeaders: SSE_HEADERS,
   encodeError,
   clientCredential: (request) => bearerToken(request.headers),

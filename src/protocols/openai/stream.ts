@@ -6,7 +6,8 @@
 // of the create* call; nothing holds more than the current chunk and a few counters.
 import { irError, mergeUsage, ZERO_USAGE, type IrFinishReason, type IrRequest, type IrStreamPart, type IrUsage } from "../../ir/index.ts";
 import { sseEvent, sseTransform } from "../../transport/sse.ts";
-import type { WarningSink } from "../types.ts";
+import { writerTransform } from "../stream-writer.ts";
+import type { StreamWriter, WarningSink } from "../types.ts";
 import { decodeStreamError, finishFromWire, finishIsLossy, finishToWire, wireError } from "./errors.ts";
 import { usageFromWire, usageToWire } from "./response.ts";
 import { check, type LenientMessage } from "./schema.ts";
@@ -129,6 +130,10 @@ function chunkDecoder() {
  * `[DONE]`, so the SDK raises instead of returning a silently short answer.
  */
 export function createStreamEncoder(request: IrRequest, warn: WarningSink): TransformStream<IrStreamPart, Uint8Array> {
+  return writerTransform((emit) => createStreamWriter(request, warn, emit));
+}
+
+export function createStreamWriter(request: IrRequest, warn: WarningSink, emit: (bytes: Uint8Array) => void): StreamWriter {
   const includeUsage = request.includeUsage === true;
   let head: { id: string; object: "chat.completion.chunk"; created: number; model: string } | undefined;
   const toolIndex = new Map<string, number>();
@@ -194,14 +199,15 @@ export function createStreamEncoder(request: IrRequest, warn: WarningSink): Tran
     return out;
   }
 
-  return new TransformStream<IrStreamPart, Uint8Array>({
-    transform(part, controller) {
+  return {
+    accept(part) {
       if (ended) return;
-      for (const bytes of encode(part)) controller.enqueue(bytes);
+      for (const bytes of encode(part)) emit(bytes);
     },
-    flush(controller) {
+    end() {
       // The IR stream stopped without finish or error: say so rather than end as if complete.
-      if (!ended) controller.enqueue(write({ error: wireError(truncated()) }));
+      if (!ended) emit(write({ error: wireError(truncated()) }));
+      ended = true;
     },
-  });
+  };
 }
