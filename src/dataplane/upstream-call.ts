@@ -2,6 +2,7 @@
 // `upstream_credentials: passthrough`), the provider's static headers, the timeout and client abort.
 import { irError, type IrError } from "../ir/index.ts";
 import type { ProtocolAdapter } from "../protocols/types.ts";
+import type { ResolvedProvider } from "../providers/provider.ts";
 import { callUpstream, upstreamUrl, type UpstreamOutcome } from "../transport/upstream.ts";
 import type { Exchange } from "./pipeline.ts";
 
@@ -12,17 +13,26 @@ export interface UpstreamRequest {
   readonly headers?: Record<string, string>;
 }
 
+function buildHeaders(egress: ProtocolAdapter, provider: ResolvedProvider, key: string | undefined, extra: Record<string, string> | undefined): Record<string, string> {
+  return { "content-type": "application/json", accept: "application/json, text/event-stream", ...extra, ...(key ? egress.authHeaders(key) : {}), ...provider.headers };
+}
+
+/**
+ * With the provider's own key the headers depend only on the provider (and so on the snapshot): built
+ * on a provider's first call and reused. A new snapshot has new provider objects, so nothing goes stale.
+ */
+const ownHeaders = new WeakMap<ResolvedProvider, Record<string, string>>();
+
 export async function sendUpstream(exchange: Exchange, egress: ProtocolAdapter, upstream: UpstreamRequest): Promise<UpstreamOutcome> {
   const { snapshot, lane, request, ingress, deps } = exchange;
   const provider = lane.provider;
-  const key = snapshot.auth.upstreamCredentials === "passthrough" ? ingress.clientCredential(request) : provider.apiKey?.reveal();
-  const headers: Record<string, string> = {
-    "content-type": "application/json",
-    accept: "application/json, text/event-stream",
-    ...upstream.headers,
-    ...(key ? egress.authHeaders(key) : {}),
-    ...provider.headers,
-  };
+  let headers: Record<string, string>;
+  if (snapshot.auth.upstreamCredentials === "passthrough") headers = buildHeaders(egress, provider, ingress.clientCredential(request), upstream.headers);
+  else if (upstream.headers && Object.keys(upstream.headers).length > 0) headers = buildHeaders(egress, provider, provider.apiKey?.reveal(), upstream.headers);
+  else {
+    headers = ownHeaders.get(provider) ?? buildHeaders(egress, provider, provider.apiKey?.reveal(), undefined);
+    ownHeaders.set(provider, headers);
+  }
   const timeoutMs = (snapshot.config.limits?.upstream_request_timeout_secs ?? 300) * 1000;
   return callUpstream({ url: upstreamUrl(provider, upstream.path), headers, body: upstream.body, clientSignal: request.signal, timeoutMs }, deps.fetch);
 }

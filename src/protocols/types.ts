@@ -67,7 +67,7 @@ export interface ProtocolAdapter {
   // same protocol: bytes pass through; only these touch them
   /** The upstream path for a request to `upstreamModel` (Gemini and Bedrock carry the model in it). */
   upstreamPath(upstreamModel: string, stream: boolean): string;
-  /** The body with its model replaced (the only member a same-protocol route rewrites). */
+  /** The body with its model replaced, in place (the only member a same-protocol route rewrites). */
   rewriteModel(body: Record<string, unknown>, upstreamModel: string): Record<string, unknown>;
   /** Usage from a non-streamed response body, for metering. */
   usageFromResponse(body: unknown): Partial<IrUsage> | undefined;

@@ -38,8 +38,9 @@ export async function callUpstream(call: UpstreamCall, fetchImpl: UpstreamFetch 
   const release = () => {
     if (released) return;
     released = true;
+    // The client-abort listener is left in place: it dies with the request, and aborting a finished
+    // fetch does nothing.
     clearTimeout(timer);
-    call.clientSignal.removeEventListener("abort", onClientGone);
   };
   try {
     const response = await fetchImpl(call.url, { method: "POST", headers: call.headers, body: call.body, signal: controller.signal, redirect: "manual" });

@@ -40,6 +40,10 @@ export const anthropic: ProtocolAdapter = {
 
   // The model is a body member, so the path is the same for every model and for streaming.
   upstreamPath: () => MESSAGES_PATH,
-  rewriteModel: (body, upstreamModel) => ({ ...body, model: upstreamModel }),
+  // The body was parsed for this request alone, so it is updated in place rather than copied.
+  rewriteModel: (body, upstreamModel) => {
+    body.model = upstreamModel;
+    return body;
+  },
   usageFromResponse,
 };

@@ -594,8 +594,9 @@ describe("adapter surface", () => {
     expect(openai.authHeaders("sk-up")).toEqual({ authorization: "Bearer sk-up" });
     expect(openai.upstreamPath("any", true)).toBe("/chat/completions");
     const body = { model: "pool", messages: [], logit_bias: { "1": 2 } };
-    expect(openai.rewriteModel(body, "gpt-x")).toEqual({ model: "gpt-x", messages: [], logit_bias: { "1": 2 } });
-    expect(body.model).toBe("pool");
+    // In place, by contract: the body was parsed for this request alone; nothing else is touched.
+    expect(openai.rewriteModel(body, "gpt-x")).toBe(body);
+    expect(body).toEqual({ model: "gpt-x", messages: [], logit_bias: { "1": 2 } });
     expect(openai.streamHeaders["content-type"]).toStartWith("text/event-stream");
   });
 });
