@@ -245,7 +245,7 @@ ${autoProviders()}
 
 ## Project additions
 
-\`limits.shutdown_drain_secs\`, \`security.max_body_bytes\` and \`security.admin_max_body_bytes\` are this project's own additions, not named by the spec. A request body over the limit is answered \`413\` with the gateway's error envelope \`{"error": {"code": ..., "message": ...}}\`.
+\`limits.shutdown_drain_secs\`, \`security.max_body_bytes\` and \`security.admin_max_body_bytes\` are this project's own additions, not named by the spec. A request body over the limit (by \`Content-Length\`, or counted as a chunked body streams in) is answered \`413\`: on the data plane in the caller's protocol's own error shape, on the admin plane and on data-plane paths of no protocol with the gateway's error envelope \`{"error": {"code": ..., "message": ...}}\`.
 
 ## Reference
 

@@ -2,10 +2,11 @@
 import { adminFetch } from "./admin/index.ts";
 import type { AdminDeps } from "./admin/deps.ts";
 import { dataHandlers } from "./dataplane/index.ts";
+import { defaultTooLarge } from "./http/serve.ts";
 import { dataPlaneMetrics } from "./telemetry/metrics.ts";
 
 export type AppDeps = AdminDeps;
 
 export function buildApps(deps: AppDeps) {
-  return { data: dataHandlers({ ...deps, metrics: dataPlaneMetrics() }), admin: { fetch: adminFetch(deps), routes: {} } };
+  return { data: dataHandlers({ ...deps, metrics: dataPlaneMetrics() }), admin: { fetch: adminFetch(deps), routes: {}, tooLarge: defaultTooLarge } };
 }

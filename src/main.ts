@@ -89,7 +89,7 @@ async function run(snapshot: Snapshot, source: string, logger: Logger): Promise<
   for (const [plane, settings, handlers, maxBodyBytes] of planes) {
     if (shutdown.stopping()) return shutdown.exit;
     try {
-      servers.push(startListener({ settings, fetch: handlers.fetch, routes: handlers.routes, maxBodyBytes }));
+      servers.push(startListener({ settings, fetch: handlers.fetch, routes: handlers.routes, tooLarge: handlers.tooLarge, maxBodyBytes }));
     } catch (error) {
       logger.error(`cannot start the ${plane} listener; not starting`, { address: `${settings.hostname}:${settings.port}`, error: (error as Error).message });
       for (const server of servers) server.stop(true);

@@ -7,7 +7,9 @@ import { healthRoutes } from "./health.ts";
 import { metricsRoutes } from "./metrics.ts";
 import { modelsRoutes } from "./models.ts";
 import type { PipelineDeps } from "./pipeline.ts";
-import { protocolHandlers, protocolRoutes } from "./routes.ts";
+import { irError } from "../ir/index.ts";
+import { closeConnection, defaultTooLarge, tooLargeMessage } from "../http/serve.ts";
+import { ingressFor, protocolHandlers, protocolRoutes } from "./routes.ts";
 
 export interface DataPlaneDeps extends PipelineDeps {
   readonly holder: ConfigHolder;
@@ -24,7 +26,13 @@ export function buildDataApp(deps: DataPlaneDeps) {
     .use(directRoutes(deps));
 }
 
+/** A body over the limit, answered in the caller's protocol where the path names one. */
+export function dataTooLarge(limit: number, request: Request): Response {
+  const ingress = ingressFor(request);
+  return ingress ? closeConnection(ingress.encodeError(irError("request_too_large", tooLargeMessage(limit)))) : defaultTooLarge(limit);
+}
+
 /** The data listener's handlers: the hot protocol paths for Bun's native router, the app for the rest. */
 export function dataHandlers(deps: DataPlaneDeps) {
-  return { fetch: buildDataApp(deps).fetch, routes: protocolHandlers(deps) };
+  return { fetch: buildDataApp(deps).fetch, routes: protocolHandlers(deps), tooLarge: dataTooLarge };
 }

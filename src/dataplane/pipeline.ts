@@ -3,7 +3,8 @@
 // through), or another protocol (through the IR). Errors answer in the ingress protocol's own shape.
 import { authenticateIngress } from "../auth/ingress-chain.ts";
 import type { ConfigHolder, Snapshot } from "../config/snapshot.ts";
-import { irError, type IrRequest } from "../ir/index.ts";
+import { closeConnection, BodyTooLargeError } from "../http/serve.ts";
+import { irError, type IrError, type IrRequest } from "../ir/index.ts";
 import { mockRespond, mockStream } from "../providers/mock.ts";
 import type { IngressContext, ProtocolAdapter } from "../protocols/types.ts";
 import type { Lane } from "../routing/lane.ts";
@@ -42,20 +43,24 @@ export interface ModelRoute {
   readonly lane?: (snapshot: Snapshot, body: Record<string, unknown>) => Lane | undefined;
 }
 
-async function readJsonObject(request: Request): Promise<Record<string, unknown> | undefined> {
+/** The body as a JSON object, or the caller error to answer with (malformed, or a chunked body over the limit). */
+async function readJsonObject(request: Request): Promise<{ ok: true; body: Record<string, unknown> } | { ok: false; error: IrError }> {
+  const notAnObject = { ok: false as const, error: irError("invalid_request", "The request body must be a JSON object.") };
   try {
     const body: unknown = await request.json();
-    return typeof body === "object" && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
+    return typeof body === "object" && body !== null && !Array.isArray(body) ? { ok: true, body: body as Record<string, unknown> } : notAnObject;
+  } catch (error) {
+    if (!(error instanceof BodyTooLargeError)) return notAnObject;
+    return { ok: false, error: irError("request_too_large", error.message) };
   }
 }
 
 export async function handleModelRequest(deps: PipelineDeps, ingress: ProtocolAdapter, request: Request, route: ModelRoute = {}): Promise<Response> {
   const snapshot = deps.holder.current;
   if (!authenticateIngress(snapshot, request)) return ingress.encodeError(irError("authentication", "Invalid or missing API key."));
-  const body = await readJsonObject(request);
-  if (!body) return ingress.encodeError(irError("invalid_request", "The request body must be a JSON object."));
+  const read = await readJsonObject(request);
+  if (!read.ok) return read.error.kind === "request_too_large" ? closeConnection(ingress.encodeError(read.error)) : ingress.encodeError(read.error);
+  const body = read.body;
 
   const context = route.context ?? {};
   const model = context.pathModel ?? (typeof body.model === "string" ? body.model : undefined);

@@ -17,14 +17,14 @@ export interface ListenerOptions {
    * router). Other methods on these paths still reach `fetch`, so 405 and Allow keep working.
    */
   readonly routes?: Readonly<Record<string, FetchHandler>>;
-  /** Response for a body over the limit (the data plane answers in the caller's protocol later). */
-  readonly tooLarge?: (limit: number) => Response;
+  /** Response for a body over the limit; the data plane answers in the caller's protocol. */
+  readonly tooLarge?: (limit: number, request: Request) => Response;
 }
 
 export class BodyTooLargeError extends Error {
   readonly limit: number;
   constructor(limit: number) {
-    super(`request body exceeds the ${limit}-byte limit`);
+    super(tooLargeMessage(limit));
     this.limit = limit;
   }
 }
@@ -48,9 +48,15 @@ function limitChunkedBody(request: Request, limit: number): Request {
 /** Bun's own cap: above any sane configured limit, which is ours to enforce (and may change live). */
 const HARD_CAP_BYTES = 4 * 1024 * 1024 * 1024;
 
+export const tooLargeMessage = (limit: number) => `request body exceeds the ${limit}-byte limit`;
+
 /** The unread rest of the body would otherwise be parsed as the next request: close the connection. */
-export const defaultTooLarge = (limit: number) =>
-  errorResponse("invalid_request", `request body exceeds the ${limit}-byte limit`, { status: 413, headers: { connection: "close" } });
+export function closeConnection(response: Response): Response {
+  response.headers.set("connection", "close");
+  return response;
+}
+
+export const defaultTooLarge = (limit: number) => closeConnection(errorResponse("invalid_request", tooLargeMessage(limit), { status: 413 }));
 
 export function startListener(options: ListenerOptions): Server<undefined> {
   const { settings, maxBodyBytes, fetch } = options;
@@ -58,7 +64,7 @@ export function startListener(options: ListenerOptions): Server<undefined> {
   const limited = (handler: FetchHandler): FetchHandler => (request, server) => {
     const limit = maxBodyBytes();
     const length = request.headers.get("content-length");
-    if (length !== null) return Number(length) > limit ? tooLarge(limit) : handler(request, server);
+    if (length !== null) return Number(length) > limit ? tooLarge(limit, request) : handler(request, server);
     return handler(limitChunkedBody(request, limit), server);
   };
   const routes = Object.fromEntries(Object.entries(options.routes ?? {}).map(([path, handler]) => [path, { POST: limited(handler) }]));

@@ -209,6 +209,41 @@ describe("data plane", () => {
   });
 });
 
+describe("data-plane body limit", () => {
+  test("a body over security.max_body_bytes is 413 in the caller's protocol, by header or when chunked", async () => {
+    const gw = await startGateway(mockConfig({ extra: "security: {max_body_bytes: 2048}" }));
+    const big = (extra: Record<string, unknown> = {}) => JSON.stringify({ model: "default", max_tokens: 8, messages: [{ role: "user", content: "x".repeat(4000) }], ...extra });
+    const chunked = (text: string) =>
+      new ReadableStream<Uint8Array>({
+        start(controller) {
+          const bytes = new TextEncoder().encode(text);
+          for (let at = 0; at < bytes.length; at += 1000) controller.enqueue(bytes.slice(at, at + 1000));
+          controller.close();
+        },
+      });
+    try {
+      const openaiByHeader = await fetch(`${gw.data}/v1/chat/completions`, { method: "POST", body: big() });
+      expect(openaiByHeader.status).toBe(413);
+      const openaiShape = { type: "invalid_request_error", code: "request_too_large", param: null, message: "request body exceeds the 2048-byte limit" };
+      expect((await json(openaiByHeader)).error).toEqual(openaiShape);
+
+      const anthropicChunked = await fetch(`${gw.data}/v1/messages`, { method: "POST", body: chunked(big()), duplex: "half" } as RequestInit);
+      expect(anthropicChunked.status).toBe(413);
+      expect(await json(anthropicChunked)).toMatchObject({ type: "error", error: { type: "request_too_large", message: "request body exceeds the 2048-byte limit" } });
+
+      const direct = await fetch(`${gw.data}/mock-1`, { method: "POST", body: big() });
+      expect(direct.status).toBe(413);
+      expect((await json(direct)).error).toEqual(openaiShape);
+
+      const elsewhere = await fetch(`${gw.data}/no/such/path`, { method: "POST", body: big() });
+      expect(elsewhere.status).toBe(413);
+      expect(await json(elsewhere)).toEqual({ error: { code: "invalid_request", message: "request body exceeds the 2048-byte limit" } });
+    } finally {
+      await gw.stop();
+    }
+  });
+});
+
 describe("egress not yet built", () => {
   test("a lane whose protocol has no adapter yet answers 501 in the caller's shape, not a crash", async () => {
     const gw = await startGateway(`${LISTEN_ANY}providers: {up: {protocol: gemini, api_key: k}}\nmodels: {flash: {provider: up}}\n`);

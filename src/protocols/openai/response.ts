@@ -3,7 +3,7 @@
 // Usage: OpenAI's prompt_tokens INCLUDES the cached tokens (prompt_tokens_details.cached_tokens) and
 // completion_tokens INCLUDES reasoning tokens (completion_tokens_details.reasoning_tokens). The IR splits
 // input into uncached / cache read / cache write, so decoding subtracts and encoding adds back.
-import { irError, type IrAssistantPart, type IrResponse, type IrUsage } from "../../ir/index.ts";
+import { inputTotal, irError, type IrAssistantPart, type IrResponse, type IrUsage } from "../../ir/index.ts";
 import type { Decoded, WarningSink } from "../types.ts";
 import { finishFromWire, finishIsLossy, finishToWire, irErrorFromWire } from "./errors.ts";
 import { check, type LenientMessage, type WireUsage } from "./schema.ts";
@@ -26,7 +26,7 @@ export function usageFromWire(usage: WireUsage): IrUsage {
 
 /** IR usage -> OpenAI usage (the same object in a response and in the stream's usage chunk). */
 export function usageToWire(usage: IrUsage): Record<string, unknown> {
-  const prompt = usage.inputNoCache + usage.inputCacheRead + usage.inputCacheWrite;
+  const prompt = inputTotal(usage);
   const details: Record<string, number> = { cached_tokens: usage.inputCacheRead };
   if (usage.inputCacheWrite > 0) details.cache_write_tokens = usage.inputCacheWrite;
   return {
