@@ -3,6 +3,7 @@
 //
 //   npm run build && npx bun bench/dataplane.ts [--duration 5] [--warmup 1] [--probe 2] [--chunking first]
 //                                              [--gateway dist/gateway] [--startup-runs 10] [--json-out FILE]
+//                                              [--scenarios same-nonstream,...] [--conns 1,64]
 //
 // Layout on a 2-core machine: wrk, the upstream and this script (whose raw client measures time to first
 // event) on core 0; the proxy under test on core 1 ("split"). Each one-connection cell is also run with
@@ -27,6 +28,9 @@ const { values: opts } = parseArgs({
     "startup-runs": { type: "string", default: "10" },
     "json-out": { type: "string" },
     "keep-tmp": { type: "boolean", default: false },
+    /** Comma-separated scenario ids and connection counts, to iterate on one cell (targets for the rest show as missing). */
+    scenarios: { type: "string" },
+    conns: { type: "string" },
   },
 });
 const DURATION = Number(opts.duration);
@@ -239,17 +243,17 @@ interface Scenario {
   readonly stream: boolean;
 }
 const SCENARIOS: Scenario[] = [
-  { id: "same-nonstream", label: "OpenAI -> OpenAI, non-stream", cross: false, stream: false },
-  { id: "same-stream", label: "OpenAI -> OpenAI, stream", cross: false, stream: true },
-  { id: "cross-nonstream", label: "OpenAI -> Anthropic, non-stream", cross: true, stream: false },
-  { id: "cross-stream", label: "OpenAI -> Anthropic, stream", cross: true, stream: true },
-];
+  { id: "same-nonstream" as const, label: "OpenAI -> OpenAI, non-stream", cross: false, stream: false },
+  { id: "same-stream" as const, label: "OpenAI -> OpenAI, stream", cross: false, stream: true },
+  { id: "cross-nonstream" as const, label: "OpenAI -> Anthropic, non-stream", cross: true, stream: false },
+  { id: "cross-stream" as const, label: "OpenAI -> Anthropic, stream", cross: true, stream: true },
+].filter((s) => !opts.scenarios || opts.scenarios.split(",").includes(s.id));
 type Layout = "shared" | "split";
-const CELLS: { conns: number; layout: Layout }[] = [
+const CELLS = ([
   { conns: 1, layout: "shared" },
   { conns: 1, layout: "split" },
   { conns: CONNS_HIGH, layout: "split" },
-];
+] as { conns: number; layout: Layout }[]).filter((c) => !opts.conns || opts.conns.split(",").map(Number).includes(c.conns));
 const TARGETS: TargetName[] = ["direct", "floor", "gateway"];
 const DIRECT_MEANS: Record<TargetName, Record<"same" | "cross", string>> = {
   direct: {
@@ -710,7 +714,8 @@ function report(data: {
   for (const scenario of SCENARIOS)
     for (const cell of CELLS)
       for (const target of TARGETS) {
-        const r = find(scenario.id, target, cell.conns, cell.layout)!;
+        const r = find(scenario.id, target, cell.conns, cell.layout);
+        if (!r) continue;
         if (r.skipped) {
           lines.push(`| ${scenario.label} | ${cell.conns} | ${cell.layout} | ${target} | ${r.skipped.slice(0, 80).replace(/\|/g, "/")} | | | | | | | |`);
           continue;

@@ -112,6 +112,8 @@ function readTls(c: Collector, block: { cert_file: string; key_file: string; cli
   return { cert, key, ca };
 }
 
+const originOf = (url: string) => URL.parse(url)?.origin ?? url;
+
 function resolveProvider(c: Collector, name: string, p: ProviderCfg, healthDefaults: HealthSettings): ResolvedProvider {
   const aws =
     p.aws_access_key_id && p.aws_secret_access_key
@@ -121,13 +123,16 @@ function resolveProvider(c: Collector, name: string, p: ProviderCfg, healthDefau
           sessionToken: p.aws_session_token ? c.secret(p.aws_session_token, `providers.${name}.aws_session_token`) : undefined,
         }
       : undefined;
+  const baseUrl = (p.base_url ?? defaultBaseUrl(p.protocol, p.region))?.replace(/\/+$/, "");
   return {
     name,
     protocol: p.protocol,
-    baseUrl: (p.base_url ?? defaultBaseUrl(p.protocol, p.region))?.replace(/\/+$/, ""),
+    baseUrl,
+    origin: baseUrl === undefined ? "" : originOf(baseUrl),
     apiKey: c.providerKey(p.api_key, name),
     headers: p.headers ?? {},
     query: p.query ?? {},
+    queryString: new URLSearchParams(p.query ?? {}).toString(),
     health: { ...healthDefaults, ...p.health },
     region: p.region,
     aws,
@@ -226,6 +231,10 @@ export function resolveConfig(validated: GatewayConfig, ctx: ResolveContext): Re
       globalHooks,
       listeners,
       auth: { chain, adminChain, adminTokens, upstreamCredentials: cfg.upstream_credentials ?? "own" },
+      limits: {
+        upstreamTimeoutMs: (cfg.limits?.upstream_request_timeout_secs ?? 300) * 1000,
+        pool: { maxIdlePerHost: cfg.limits?.pool_max_idle_per_host ?? 64, idleTimeoutSecs: cfg.limits?.pool_idle_timeout_secs ?? 90 },
+      },
       configPersistence,
       warnings: c.warnings,
     },

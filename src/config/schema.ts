@@ -211,7 +211,7 @@ const ExportCfg = Strict({
 });
 
 const LimitsCfg = Strict({
-  upstream_request_timeout_secs: Type.Optional(Type.Number({ exclusiveMinimum: 0, default: 300, "x-restart": true, description: "upstream HTTP client request timeout" })),
+  upstream_request_timeout_secs: Type.Optional(Type.Number({ exclusiveMinimum: 0, default: 300, "x-restart": true, description: "longest an upstream may stay silent: before its answer starts (504) and between its bytes (socket idle timer, fires up to two 4 s steps late)" })),
   pool_max_idle_per_host: Type.Optional(Type.Integer({ minimum: 0, default: 64, "x-restart": true, description: "idle keep-alive connections kept per upstream host" })),
   pool_idle_timeout_secs: Type.Optional(Type.Number({ minimum: 0, default: 90, "x-restart": true, description: "how long an idle upstream connection is kept" })),
   max_inbound_concurrent: Type.Optional(Type.Integer({ minimum: 1, default: 4096, "x-restart": true, description: "global cap on concurrent data-plane requests" })),

@@ -1,5 +1,6 @@
 // The resolved config: built once per load or apply, deep-frozen, and swapped whole. A request reads
 // `holder.current` once at its start and keeps that snapshot to its end.
+import type { PoolSettings } from "../transport/upstream.ts";
 import type { ResolvedProvider } from "../providers/provider.ts";
 import type { Lane } from "../routing/lane.ts";
 import type { Pool } from "../routing/pool.ts";
@@ -37,6 +38,8 @@ export interface Snapshot {
     readonly adminTokens: readonly AdminToken[];
     readonly upstreamCredentials: "own" | "passthrough";
   };
+  /** The `limits` the upstream client reads on every call, in the units it uses. */
+  readonly limits: { readonly upstreamTimeoutMs: number; readonly pool: PoolSettings };
   /** InfoView.config_persistence: not locked, and the overlay's directory is writable. */
   readonly configPersistence: boolean;
   /** Things an operator should hear about at boot; they do not stop it. */

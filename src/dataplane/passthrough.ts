@@ -29,10 +29,12 @@ export async function passThrough(exchange: Exchange): Promise<Response> {
   if (!outcome.ok) return ingress.encodeError(noAnswerError(outcome));
   const upstream = outcome.response;
   const headers = relayHeaders(upstream.headers);
-  const record = (usage: IrUsage) => deps.logger.debug("usage", { model: exchange.model, lane: lane.name, ...usage });
+  const record = (usage: IrUsage) => {
+    if (deps.logger.enabled("debug")) deps.logger.debug("usage", { model: exchange.model, lane: lane.name, ...usage });
+  };
 
   if (!upstream.ok || !(upstream.headers.get("content-type") ?? "").includes("text/event-stream") || !upstream.body) {
-    const text = await upstream.text().finally(outcome.release);
+    const text = await upstream.text();
     if (upstream.ok) {
       const usage = ingress.usageFromResponse(text.length < WHOLE_PARSE_BYTES ? parseOrUndefined(text) : usageMember(text));
       if (usage) record(mergeUsage(ZERO_USAGE, usage));
@@ -40,10 +42,10 @@ export async function passThrough(exchange: Exchange): Promise<Response> {
     }
     return new Response(text, { status: upstream.status, headers });
   }
-  return new Response(tapUsage(upstream.body, ingress, outcome.release, record), { status: upstream.status, headers });
+  return new Response(tapUsage(upstream.body, ingress, record), { status: upstream.status, headers });
 }
 
-/** Below this size the native JSON.parse of the whole body beats cutting the usage out (measured ~1.1 KB: 0.7 vs 1.0 µs). */
+/** Below this size the native JSON.parse of the whole body beats cutting the usage out (measured on a 945-byte answer: 0.7 vs 1.1 µs). */
 const WHOLE_PARSE_BYTES = 16384;
 
 function parseOrUndefined(text: string): unknown {
@@ -55,33 +57,43 @@ function parseOrUndefined(text: string): unknown {
 }
 
 /**
- * `{"usage": {...}}` cut out of a large response body: both vendors put the top-level usage object last, so
- * parsing that object alone (bracket-matched from its last key) is far cheaper than the whole body.
- * Falls back to the whole body when the cut does not parse.
+ * `{"usage": {...}}` cut out of a response body: both vendors put the top-level usage object last, so
+ * parsing that object alone (bracket-matched from the last `"usage":` key) spares building the whole
+ * answer as objects on every request. Falls back to the whole body when the cut does not parse.
  */
 export function usageMember(text: string): unknown {
   const key = text.lastIndexOf('"usage"');
-  const open = key === -1 ? -1 : text.indexOf("{", key);
-  if (open !== -1 && text[key - 1] !== "\\") {
+  const open = key > 0 && text[key - 1] !== "\\" ? objectAfterColon(text, key + 7) : -1;
+  if (open !== -1) {
     let depth = 0;
     let inString = false;
     for (let i = open; i < text.length; i++) {
-      const c = text[i];
+      const c = text.charCodeAt(i);
       if (inString) {
-        if (c === "\\") i++;
-        else if (c === '"') inString = false;
-      } else if (c === '"') inString = true;
-      else if (c === "{") depth++;
-      else if (c === "}" && --depth === 0) {
-        try {
-          return { usage: JSON.parse(text.slice(open, i + 1)) as unknown };
-        } catch {
-          break;
-        }
+        if (c === BACKSLASH) i++;
+        else if (c === QUOTE) inString = false;
+      } else if (c === QUOTE) inString = true;
+      else if (c === OPEN) depth++;
+      else if (c === CLOSE && --depth === 0) {
+        const usage = parseOrUndefined(text.slice(open, i + 1));
+        if (usage !== undefined) return { usage };
+        break;
       }
     }
   }
   return parseOrUndefined(text);
+}
+
+const [BACKSLASH, QUOTE, OPEN, CLOSE, COLON] = ["\\", '"', "{", "}", ":"].map((c) => c.charCodeAt(0)) as [number, number, number, number, number];
+const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+
+/** Index of the `{` after `: ` at `from` (JSON whitespace allowed), or -1 when a key is not followed by an object. */
+function objectAfterColon(text: string, from: number): number {
+  let i = from;
+  while (isSpace(text.charCodeAt(i))) i++;
+  if (text.charCodeAt(i++) !== COLON) return -1;
+  while (isSpace(text.charCodeAt(i))) i++;
+  return text.charCodeAt(i) === OPEN ? i : -1;
 }
 
 /** How much of a stream's start and end is kept for reading usage (it sits in the first and last events). */
@@ -92,7 +104,7 @@ const EDGE_BYTES = 8192;
  * decoded once for usage (Anthropic reports input in message_start and output in message_delta; OpenAI
  * in the last chunk). Decoding every chunk as it passed cost more than the whole relay.
  */
-function tapUsage(body: ReadableStream<Uint8Array>, adapter: ProtocolAdapter, release: () => void, record: (usage: IrUsage) => void): ReadableStream<Uint8Array> {
+function tapUsage(body: ReadableStream<Uint8Array>, adapter: ProtocolAdapter, record: (usage: IrUsage) => void): ReadableStream<Uint8Array> {
   const reader = body.getReader();
   const head: Uint8Array[] = [];
   let headBytes = 0;
@@ -109,7 +121,6 @@ function tapUsage(body: ReadableStream<Uint8Array>, adapter: ProtocolAdapter, re
     while (tail.length > 1 && tailBytes - tail[0]!.byteLength >= EDGE_BYTES) tailBytes -= tail.shift()!.byteLength;
   };
   const finish = () => {
-    release();
     void usageFromEdges(adapter, head, tail).then(record, () => {});
     tail = [];
   };
@@ -125,12 +136,10 @@ function tapUsage(body: ReadableStream<Uint8Array>, adapter: ProtocolAdapter, re
         keep(value);
         controller.enqueue(value);
       } catch (error) {
-        release();
         controller.error(error);
       }
     },
     cancel(reason) {
-      release();
       return reader.cancel(reason);
     },
   });

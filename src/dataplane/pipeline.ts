@@ -10,7 +10,7 @@ import type { IngressContext, ProtocolAdapter } from "../protocols/types.ts";
 import type { Lane } from "../routing/lane.ts";
 import type { Logger } from "../telemetry/logger.ts";
 import type { DataPlaneMetrics } from "../telemetry/metrics.ts";
-import type { UpstreamFetch } from "../transport/upstream.ts";
+import { isUpstreamTimeout, type UpstreamFetch } from "../transport/upstream.ts";
 import { passThrough } from "./passthrough.ts";
 import { translate } from "./translate.ts";
 
@@ -45,12 +45,12 @@ export interface ModelRoute {
 
 /** The body as a JSON object, or the caller error to answer with (malformed, or a chunked body over the limit). */
 async function readJsonObject(request: Request): Promise<{ ok: true; body: Record<string, unknown> } | { ok: false; error: IrError }> {
-  const notAnObject = { ok: false as const, error: irError("invalid_request", "The request body must be a JSON object.") };
+  const notAnObject = () => ({ ok: false as const, error: irError("invalid_request", "The request body must be a JSON object.") });
   try {
     const body: unknown = await request.json();
-    return typeof body === "object" && body !== null && !Array.isArray(body) ? { ok: true, body: body as Record<string, unknown> } : notAnObject;
+    return typeof body === "object" && body !== null && !Array.isArray(body) ? { ok: true, body: body as Record<string, unknown> } : notAnObject();
   } catch (error) {
-    if (!(error instanceof BodyTooLargeError)) return notAnObject;
+    if (!(error instanceof BodyTooLargeError)) return notAnObject();
     return { ok: false, error: irError("request_too_large", error.message) };
   }
 }
@@ -87,6 +87,8 @@ export async function handleModelRequest(deps: PipelineDeps, ingress: ProtocolAd
     deps.metrics.translations.inc(hop);
     return await translate(exchange, decoded.value);
   } catch (error) {
+    // A body that stalls after the answer started (the upstream bound is also an idle bound).
+    if (isUpstreamTimeout(error)) return ingress.encodeError(irError("timeout", "the upstream stopped answering", { failure: "transient" }));
     logger.error("request failed", { model, lane: lane.name, error });
     return ingress.encodeError(irError("api_error", "The gateway could not complete the request."));
   }

@@ -15,18 +15,17 @@ export async function translate(exchange: Exchange, request: IrRequest): Promise
   const outcome = await sendUpstream(exchange, egress, { path: encoded.path, body: JSON.stringify(encoded.body) });
   if (!outcome.ok) return ingress.encodeError(noAnswerError(outcome));
   const upstream = outcome.response;
-  if (!upstream.ok) return ingress.encodeError(egress.decodeError(upstream.status, await upstream.text().finally(outcome.release), upstream.headers));
+  if (!upstream.ok) return ingress.encodeError(egress.decodeError(upstream.status, await upstream.text(), upstream.headers));
 
   if (request.stream) {
     if (!upstream.body) {
-      outcome.release();
       return ingress.encodeError(irError("api_error", "upstream sent an empty stream", { status: 502 }));
     }
-    return new Response(translatedStream(upstream.body, egress, ingress, request, warn, outcome.release), { headers: ingress.streamHeaders });
+    return new Response(translatedStream(upstream.body, egress, ingress, request, warn), { headers: ingress.streamHeaders });
   }
   let wire: unknown;
   try {
-    wire = await upstream.json().finally(outcome.release);
+    wire = await upstream.json();
   } catch {
     return ingress.encodeError(irError("api_error", "upstream answered with a body that is not JSON", { status: 502, failure: "transient" }));
   }
@@ -48,7 +47,6 @@ export function translatedStream(
   ingress: ProtocolAdapter,
   request: IrRequest,
   warn: (warning: string) => void,
-  release: () => void,
 ): ReadableStream<Uint8Array> {
   const reader = body.pipeThrough(egress.createStreamDecoder()).getReader();
   let ended = false;
@@ -58,7 +56,6 @@ export function translatedStream(
     if (error) writer?.accept({ type: "error", error });
     writer?.end();
     ended = true;
-    release();
     controller.close();
   };
   return new ReadableStream<Uint8Array>({
@@ -89,7 +86,6 @@ export function translatedStream(
     cancel(reason) {
       // The client went away: stop reading, which aborts the upstream body.
       ended = true;
-      release();
       return reader.cancel(reason);
     },
   });

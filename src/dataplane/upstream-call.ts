@@ -3,7 +3,7 @@
 import { irError, type IrError } from "../ir/index.ts";
 import type { ProtocolAdapter } from "../protocols/types.ts";
 import type { ResolvedProvider } from "../providers/provider.ts";
-import { callUpstream, upstreamUrl, type UpstreamOutcome } from "../transport/upstream.ts";
+import { callUpstream, sessionFor, upstreamUrl, type UpstreamOutcome } from "../transport/upstream.ts";
 import type { Exchange } from "./pipeline.ts";
 
 export interface UpstreamRequest {
@@ -14,7 +14,7 @@ export interface UpstreamRequest {
 }
 
 function buildHeaders(egress: ProtocolAdapter, provider: ResolvedProvider, key: string | undefined, extra: Record<string, string> | undefined): Record<string, string> {
-  return { "content-type": "application/json", accept: "application/json, text/event-stream", ...extra, ...(key ? egress.authHeaders(key) : {}), ...provider.headers };
+  return { "content-type": "application/json", ...extra, ...(key ? egress.authHeaders(key) : {}), ...provider.headers };
 }
 
 /**
@@ -33,8 +33,9 @@ export async function sendUpstream(exchange: Exchange, egress: ProtocolAdapter, 
     headers = ownHeaders.get(provider) ?? buildHeaders(egress, provider, provider.apiKey?.reveal(), undefined);
     ownHeaders.set(provider, headers);
   }
-  const timeoutMs = (snapshot.config.limits?.upstream_request_timeout_secs ?? 300) * 1000;
-  return callUpstream({ url: upstreamUrl(provider, upstream.path), headers, body: upstream.body, clientSignal: request.signal, timeoutMs }, deps.fetch);
+  const limits = snapshot.limits;
+  const session = sessionFor(provider.origin, limits.pool);
+  return callUpstream({ url: upstreamUrl(provider, upstream.path), session, headers, body: upstream.body, clientSignal: request.signal, timeoutMs: limits.upstreamTimeoutMs }, deps.fetch);
 }
 
 /** An upstream that gave no HTTP answer, as an IR error for the ingress encoder. */

@@ -13,9 +13,13 @@ export interface ResolvedProvider {
   readonly protocol: ProtocolName;
   /** Absent only for the in-process mock. */
   readonly baseUrl: string | undefined;
+  /** scheme://host:port of baseUrl: the key of its connection pool ("" for the mock). */
+  readonly origin: string;
   readonly apiKey: Secret | undefined;
   readonly headers: Readonly<Record<string, string>>;
   readonly query: Readonly<Record<string, string>>;
+  /** `query` encoded for the URL ("" when there is none), built at config load. */
+  readonly queryString: string;
   readonly health: HealthSettings;
   readonly region: string | undefined;
   readonly aws: { readonly accessKeyId: Secret; readonly secretAccessKey: Secret; readonly sessionToken: Secret | undefined } | undefined;

@@ -15,6 +15,8 @@ export interface Logger {
   warn(msg: string, fields?: Fields): void;
   error(msg: string, fields?: Fields): void;
   child(fields: Fields): Logger;
+  /** Whether a line at `level` would be written: lets a hot path skip building fields nobody reads. */
+  enabled(level: LogLevel): boolean;
 }
 
 // Singular names only: `input_tokens: 12` is a usage count, `access_token` is a credential.
@@ -48,6 +50,7 @@ export function createLogger(options: { level?: LogLevel; write?: (line: string)
       warn: (msg, fields) => emit("warn", msg, fields),
       error: (msg, fields) => emit("error", msg, fields),
       child: (fields) => make({ ...base, ...fields }),
+      enabled: (level) => RANK[level] >= threshold,
     };
   };
   return make(options.base ?? {});

@@ -1,10 +1,19 @@
-// Upstream HTTP: Bun's fetch, which keeps connections alive and reuses them per host. Every call is
-// bounded by `limits.upstream_request_timeout_secs` (the whole exchange, streaming included) and is
-// aborted the moment the client goes away, so an abandoned request stops costing upstream tokens.
+// Upstream HTTP: Bun's fetch, which keeps connections alive and reuses them per host. The client's own
+// signal is the fetch's, so a client that goes away aborts the upstream call natively, at once, and an
+// abandoned request stops costing upstream tokens.
+//
+// `limits.upstream_request_timeout_secs` is the longest the upstream may stay silent, like nginx's
+// proxy_read_timeout: before its answer starts (504 in the caller's shape) and between the bytes of a
+// stream (the stream ends with the protocol's error). It is Bun's socket idle timer, which costs nothing
+// per call but moves in coarse steps (docs/operations.md). A per-call timer, AbortController and client
+// listener, or a shared deadline joined with AbortSignal.any, each cost about a tenth of the proxy's
+// CPU per request (docs/performance.md).
 import type { ResolvedProvider } from "../providers/provider.ts";
 
 export interface UpstreamCall {
   readonly url: string;
+  /** The connection pool of the upstream's host (sessionFor). */
+  readonly session: Bun.FetchSession;
   readonly headers: Record<string, string>;
   readonly body: string;
   /** Aborts when the client disconnects (Request.signal). */
@@ -13,57 +22,61 @@ export interface UpstreamCall {
 }
 
 export type UpstreamOutcome =
-  /** `release()` ends the exchange's timer: call it once the body has been read or relayed. */
-  | { readonly ok: true; readonly response: Response; readonly release: () => void }
+  | { readonly ok: true; readonly response: Response }
   /** No HTTP answer: refused, reset, DNS, TLS, timed out, or the client left first. */
   | { readonly ok: false; readonly reason: "timeout" | "connect" | "client_gone"; readonly message: string };
 
-export type UpstreamFetch = (url: string, init: RequestInit) => Promise<Response>;
+export type UpstreamFetch = (url: string, init: BunFetchRequestInit) => Promise<Response>;
 
-/**
- * One controller per call, aborted by the client leaving or by the timer. The timer is cleared when
- * the caller releases the exchange: a 300 s timer left pending per request would keep every finished
- * request's closure alive for five minutes (AbortSignal.timeout cannot be cleared).
- */
+/** Bun's fetch rejects with this when the upstream stayed silent past the bound (also while a body is read). */
+export const isUpstreamTimeout = (error: unknown) => error instanceof Error && error.name === "TimeoutError";
+
 export async function callUpstream(call: UpstreamCall, fetchImpl: UpstreamFetch = fetch): Promise<UpstreamOutcome> {
-  const controller = new AbortController();
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    controller.abort();
-  }, call.timeoutMs);
-  const onClientGone = () => controller.abort();
-  call.clientSignal.addEventListener("abort", onClientGone, { once: true });
-  let released = false;
-  const release = () => {
-    if (released) return;
-    released = true;
-    // The client-abort listener is left in place: it dies with the request, and aborting a finished
-    // fetch does nothing.
-    clearTimeout(timer);
-  };
   try {
-    const response = await fetchImpl(call.url, { method: "POST", headers: call.headers, body: call.body, signal: controller.signal, redirect: "manual" });
-    return { ok: true, response, release };
+    const response = await fetchImpl(call.url, { method: "POST", headers: call.headers, body: call.body, signal: call.clientSignal, redirect: "manual", timeout: call.timeoutMs, session: call.session });
+    return { ok: true, response };
   } catch (error) {
-    release();
     if (call.clientSignal.aborted) return { ok: false, reason: "client_gone", message: "client disconnected" };
-    if (timedOut) return { ok: false, reason: "timeout", message: `upstream did not answer within ${call.timeoutMs / 1000} s` };
+    if (isUpstreamTimeout(error)) return { ok: false, reason: "timeout", message: `upstream stayed silent for ${call.timeoutMs / 1000} s` };
     return { ok: false, reason: "connect", message: `upstream unreachable: ${(error as Error).message}` };
   }
 }
 
-/** base_url + path + the provider's extra query parameters, built once per call from resolved parts. */
-export function upstreamUrl(provider: ResolvedProvider, path: string): string {
-  const base = `${provider.baseUrl}${path}`;
-  const query = Object.entries(provider.query);
-  if (query.length === 0) return base;
-  const params = new URLSearchParams(query);
-  return `${base}${base.includes("?") ? "&" : "?"}${params.toString()}`;
+export interface PoolSettings {
+  /** Idle keep-alive connections kept per upstream host; 0 closes each after its answer. */
+  readonly maxIdlePerHost: number;
+  readonly idleTimeoutSecs: number;
 }
 
-/** Headers that describe one hop and must not be forwarded (RFC 9110 section 7.6.1), plus ones we set. */
-export const HOP_BY_HOP = new Set([
+/**
+ * One connection pool per upstream origin, for the life of the process: the pool limits are
+ * boot-scoped, and a config swap that keeps a provider keeps its warm connections.
+ */
+const sessions = new Map<string, Bun.FetchSession>();
+
+export function sessionFor(origin: string, pool: PoolSettings): Bun.FetchSession {
+  let session = sessions.get(origin);
+  if (session === undefined) {
+    const keepAlive = pool.maxIdlePerHost > 0 && pool.idleTimeoutSecs > 0 && { idleTimeout: pool.idleTimeoutSecs, maxIdleSockets: pool.maxIdlePerHost };
+    session = new Bun.FetchSession({ keepAlive });
+    sessions.set(origin, session);
+  }
+  return session;
+}
+
+/** base_url + path + the provider's extra query parameters (encoded once, at config load). */
+export function upstreamUrl(provider: ResolvedProvider, path: string): string {
+  const base = `${provider.baseUrl}${path}`;
+  if (provider.queryString === "") return base;
+  return `${base}${base.includes("?") ? "&" : "?"}${provider.queryString}`;
+}
+
+/**
+ * Upstream response headers not relayed to the client: those that describe one hop (RFC 9110 section
+ * 7.6.1), the body framing Bun sets itself, and cookies, which belong to the gateway's own connection
+ * to the provider (a bot-management cookie, say), never to the gateway's clients.
+ */
+export const NOT_RELAYED = new Set([
   "connection",
   "keep-alive",
   "proxy-authenticate",
@@ -75,12 +88,14 @@ export const HOP_BY_HOP = new Set([
   "content-length",
   "content-encoding",
   "host",
+  "set-cookie",
 ]);
 
 /** Upstream response headers worth relaying to the client (content type, request ids, rate-limit info). */
 export function relayHeaders(upstream: Headers): Headers {
-  // A native copy, then the few deletions, costs less than filtering name by name in JS.
+  // A native copy, then the few deletions: cheaper than filtering name by name in JS, and a Headers
+  // object is handed to the Response as it is.
   const out = new Headers(upstream);
-  for (const name of HOP_BY_HOP) out.delete(name);
+  for (const name of NOT_RELAYED) out.delete(name);
   return out;
 }

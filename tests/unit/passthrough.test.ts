@@ -10,4 +10,10 @@ test("usageMember cuts out the top-level usage object, and copes with what could
   const noUsage = JSON.stringify({ content: 'the "usage": {"x": 1} text' });
   expect(usageMember(noUsage)).toEqual(JSON.parse(noUsage));
   expect(usageMember("not json at all")).toBeUndefined();
+  // "usage" as a value, not a key: the cut is not taken.
+  const asValue = JSON.stringify({ kind: "usage", extra: { a: 1 } });
+  expect(usageMember(asValue)).toEqual(JSON.parse(asValue));
+  // Pretty-printed bodies and non-ASCII text cut the same way.
+  const pretty = JSON.stringify({ content: "héllo ✓", usage: { input_tokens: 1, note: "ünï ✓" } }, null, 2);
+  expect(usageMember(pretty)).toEqual({ usage: { input_tokens: 1, note: "ünï ✓" } });
 });
