@@ -33,7 +33,9 @@ export async function passThrough(exchange: Exchange): Promise<Response> {
     if (deps.logger.enabled("debug")) deps.logger.debug("usage", { model: exchange.model, lane: lane.name, ...usage });
   };
 
-  if (!upstream.ok || !(upstream.headers.get("content-type") ?? "").includes("text/event-stream") || !upstream.body) {
+  // Streams are SSE, AWS event-stream frames (Bedrock) or a streamed JSON array (Gemini without alt=sse):
+  // what the request asked for decides, not the content type.
+  if (!upstream.ok || !stream || !upstream.body) {
     const text = await upstream.text();
     if (upstream.ok) {
       const usage = ingress.usageFromResponse(text.length < WHOLE_PARSE_BYTES ? parseOrUndefined(text) : usageMember(text));

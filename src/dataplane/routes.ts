@@ -1,15 +1,58 @@
-// One route group per ingress protocol: the vendor's own paths, each handing the raw request to the
-// pipeline with that protocol's adapter. Bodies are read by the pipeline (parse: "none"), so a
-// malformed body is answered in the protocol's own error shape, not the gateway's.
+// One route per ingress path: the vendor's own paths, each handing the raw request to the pipeline with
+// that protocol's adapter and what the path itself says (Gemini and Bedrock put the model, and whether
+// to stream, in the path). Bodies are read by the pipeline (parse: "none"), so a malformed body is
+// answered in the protocol's own error shape, not the gateway's.
 import { controller } from "../http/elysia.ts";
+import { irError } from "../ir/index.ts";
 import { adapterFor } from "../protocols/registry.ts";
-import type { ProtocolAdapter, WireProtocol } from "../protocols/types.ts";
+import type { IngressContext, ProtocolAdapter, WireProtocol } from "../protocols/types.ts";
 import { handleModelRequest, type PipelineDeps } from "./pipeline.ts";
 
-const INGRESS_PATHS: Partial<Record<WireProtocol, readonly string[]>> = {
-  openai: ["/v1/chat/completions", "/chat/completions"],
-  anthropic: ["/v1/messages"],
-};
+type Params = Readonly<Record<string, string>>;
+
+/** What one request to an ingress path is: the adapter that speaks to the caller, and the path's context. */
+type Resolved = { readonly adapter: ProtocolAdapter; readonly context: IngressContext } | { readonly adapter: ProtocolAdapter; readonly notFound: string };
+
+interface IngressRoute {
+  readonly protocol: WireProtocol;
+  /** A Bun / Elysia route pattern. */
+  readonly path: string;
+  /** For paths with parameters: the context they give (built per request; the rest are constant). */
+  readonly resolve?: (adapter: ProtocolAdapter, params: Params, url: string) => Resolved;
+}
+
+/** Gemini names the model and the method in one segment: `{model}:generateContent`. */
+function geminiCall(adapter: ProtocolAdapter, params: Params, url: string): Resolved {
+  const call = params.call ?? "";
+  const colon = call.lastIndexOf(":");
+  const model = call.slice(0, colon);
+  const method = call.slice(colon + 1);
+  if (colon <= 0 || (method !== "generateContent" && method !== "streamGenerateContent")) return { adapter, notFound: `Method ${method || call} is not served by this gateway.` };
+  if (method === "generateContent") return { adapter, context: { pathModel: model, pathStream: false } };
+  // Without `alt=sse` Gemini streams one JSON array; the adapter's variant for it is built once.
+  const sse = new URL(url).searchParams.get("alt") === "sse";
+  return { adapter: sse ? adapter : (adapter.jsonArrayStream ?? adapter), context: { pathModel: model, pathStream: true } };
+}
+
+const bedrockCall =
+  (stream: boolean) =>
+  (adapter: ProtocolAdapter, params: Params): Resolved => ({ adapter, context: { pathModel: params.modelId ?? "", pathStream: stream } });
+
+const INGRESS_ROUTES: readonly IngressRoute[] = [
+  { protocol: "openai", path: "/v1/chat/completions" },
+  { protocol: "openai", path: "/chat/completions" },
+  { protocol: "anthropic", path: "/v1/messages" },
+  { protocol: "responses", path: "/v1/responses" },
+  { protocol: "cohere", path: "/v2/chat" },
+  { protocol: "gemini", path: "/v1beta/models/:call", resolve: geminiCall },
+  { protocol: "gemini", path: "/v1/models/:call", resolve: geminiCall },
+  { protocol: "bedrock", path: "/model/:modelId/converse", resolve: bedrockCall(false) },
+  { protocol: "bedrock", path: "/model/:modelId/converse-stream", resolve: bedrockCall(true) },
+];
+
+/** A route pattern as a matcher, for the one caller that has no router to ask (the 413 answer). */
+const matcherOf = (path: string) => new RegExp(`^${path.replace(/:[A-Za-z]+/g, "[^/]+")}$`);
+const MATCHERS = INGRESS_ROUTES.map((route) => ({ route, pattern: matcherOf(route.path) }));
 
 /**
  * The protocol whose error shape a request to this path gets before the pipeline has seen it (a body
@@ -18,30 +61,44 @@ const INGRESS_PATHS: Partial<Record<WireProtocol, readonly string[]>> = {
  */
 export function ingressFor(request: Request): ProtocolAdapter | undefined {
   const pathname = new URL(request.url).pathname;
-  for (const [protocol, paths] of Object.entries(INGRESS_PATHS) as [WireProtocol, readonly string[]][]) {
-    if (paths.includes(pathname)) return adapterFor(protocol);
-  }
+  for (const { route, pattern } of MATCHERS) if (pattern.test(pathname)) return adapterFor(route.protocol);
   const segments = pathname.split("/").filter((s) => s !== "").length;
   return request.method === "POST" && segments >= 1 && segments <= 2 ? adapterFor("openai") : undefined;
 }
 
-/** Path -> handler for every ingress protocol route. */
-export function protocolHandlers(deps: PipelineDeps): Record<string, (request: Request) => Promise<Response>> {
-  const handlers: Record<string, (request: Request) => Promise<Response>> = {};
-  for (const [protocol, paths] of Object.entries(INGRESS_PATHS) as [WireProtocol, readonly string[]][]) {
-    const adapter = adapterFor(protocol);
-    if (!adapter) continue;
-    for (const path of paths) handlers[path] = (request) => handleModelRequest(deps, adapter, request);
+type Handler = (request: Request, params: Params) => Promise<Response>;
+
+function handlerFor(deps: PipelineDeps, route: IngressRoute, adapter: ProtocolAdapter): Handler {
+  const resolve = route.resolve;
+  if (!resolve) return (request) => handleModelRequest(deps, adapter, request);
+  return async (request, params) => {
+    const resolved = resolve(adapter, params, request.url);
+    if ("notFound" in resolved) return resolved.adapter.encodeError(irError("not_found", resolved.notFound));
+    return handleModelRequest(deps, resolved.adapter, request, { context: resolved.context });
+  };
+}
+
+/** Pattern -> handler for every ingress route whose protocol this build has an adapter for. */
+function ingressHandlers(deps: PipelineDeps): Record<string, Handler> {
+  const handlers: Record<string, Handler> = {};
+  for (const route of INGRESS_ROUTES) {
+    const adapter = adapterFor(route.protocol);
+    if (adapter) handlers[route.path] = handlerFor(deps, route, adapter);
   }
   return handlers;
 }
 
+/** The handlers for Bun's native router (http/serve.ts `routes`), which hands path parameters on the request. */
+export function protocolHandlers(deps: PipelineDeps): Record<string, (request: Request) => Promise<Response>> {
+  return Object.fromEntries(Object.entries(ingressHandlers(deps)).map(([path, handler]) => [path, (request: Request) => handler(request, (request as Request & { params?: Params }).params ?? {})]));
+}
+
 /**
- * The same handlers in the app router. The listener serves these paths from Bun's native router first
- * (http/serve.ts `routes`); the app keeps them so in-process use and 405/Allow see every route.
+ * The same handlers in the app router. The listener serves these paths from Bun's native router first;
+ * the app keeps them so in-process use and 405/Allow see every route.
  */
 export function protocolRoutes(deps: PipelineDeps) {
   let app = controller("dataplane.protocols");
-  for (const [path, handler] of Object.entries(protocolHandlers(deps))) app = app.post(path, ({ request }) => handler(request), { parse: "none" });
+  for (const [path, handler] of Object.entries(ingressHandlers(deps))) app = app.post(path, ({ request, params }) => handler(request, params as Params), { parse: "none" });
   return app;
 }

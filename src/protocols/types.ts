@@ -50,6 +50,11 @@ export interface ProtocolAdapter {
   /** The same encoder as a step machine, for callers that drive it from their own loop (translation). */
   createStreamWriter(request: IrRequest, warn: WarningSink, emit: (bytes: Uint8Array) => void): StreamWriter;
   readonly streamHeaders: Readonly<Record<string, string>>;
+  /**
+   * Gemini only: this adapter with streams written as one JSON array instead of SSE, for
+   * `:streamGenerateContent` without `alt=sse` (its upstreamPath asks the upstream for the same form).
+   */
+  readonly jsonArrayStream?: ProtocolAdapter;
   /** A gateway-generated error in this protocol's native shape, status and headers. */
   encodeError(error: IrError): Response;
   /** The caller's credential from this protocol's own header (for the auth chain and passthrough). */
