@@ -3,6 +3,7 @@
 import { irError, type IrError } from "../ir/index.ts";
 import type { ProtocolAdapter } from "../protocols/types.ts";
 import type { ResolvedProvider } from "../providers/provider.ts";
+import { signRequest } from "../transport/sigv4.ts";
 import { callUpstream, sessionFor, upstreamUrl, type UpstreamOutcome } from "../transport/upstream.ts";
 import type { Exchange } from "./pipeline.ts";
 
@@ -35,7 +36,22 @@ export async function sendUpstream(exchange: Exchange, egress: ProtocolAdapter, 
   }
   const limits = snapshot.limits;
   const session = sessionFor(provider.origin, limits.pool);
-  return callUpstream({ url: upstreamUrl(provider, upstream.path), session, headers, body: upstream.body, clientSignal: request.signal, timeoutMs: limits.upstreamTimeoutMs }, deps.fetch);
+  const url = upstreamUrl(provider, upstream.path);
+  // Bedrock with AWS keys: each request is signed (SigV4 covers the body and the time, so nothing is cached).
+  if (provider.aws && snapshot.auth.upstreamCredentials === "own") headers = { ...headers, ...signedHeaders(provider, provider.aws, url, headers, upstream.body) };
+  return callUpstream({ url, session, headers, body: upstream.body, clientSignal: request.signal, timeoutMs: limits.upstreamTimeoutMs }, deps.fetch);
+}
+
+function signedHeaders(provider: ResolvedProvider, aws: NonNullable<ResolvedProvider["aws"]>, url: string, headers: Record<string, string>, body: string): Record<string, string> {
+  return signRequest({
+    method: "POST",
+    url,
+    headers,
+    body,
+    region: provider.region ?? "us-east-1",
+    service: "bedrock",
+    credentials: { accessKeyId: aws.accessKeyId.reveal(), secretAccessKey: aws.secretAccessKey.reveal(), sessionToken: aws.sessionToken?.reveal() },
+  });
 }
 
 /** An upstream that gave no HTTP answer, as an IR error for the ingress encoder. */
