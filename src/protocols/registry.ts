@@ -1,9 +1,10 @@
 // Protocol name -> adapter. Adding a protocol is one folder and one line here.
 import { anthropic } from "./anthropic/index.ts";
+import { cohere } from "./cohere/index.ts";
 import { openai } from "./openai/index.ts";
 import type { ProtocolAdapter, WireProtocol } from "./types.ts";
 
-const ADAPTERS: Partial<Record<WireProtocol, ProtocolAdapter>> = { openai, anthropic };
+const ADAPTERS: Partial<Record<WireProtocol, ProtocolAdapter>> = { openai, anthropic, cohere };
 
 export function adapterFor(name: string): ProtocolAdapter | undefined {
   return ADAPTERS[name as WireProtocol];

@@ -1,6 +1,6 @@
-// Shared machinery of the upstream imitations (openai.ts, anthropic.ts): one loopback Bun server per
-// imitation, the record of every request it received, the queue of scripted behaviours, the reply
-// plan both vendors follow, and the SSE/timing helpers.
+// Shared machinery of the upstream imitations (openai.ts with responses.ts, anthropic.ts, gemini.ts,
+// cohere.ts): one loopback Bun server per imitation, the record of every request it received, the queue
+// of scripted behaviours, the reply plan every vendor follows, and the SSE/timing helpers.
 //
 // SCRIPTING. Behaviours are queued with `upstream.script(behaviour)` and apply to the NEXT valid
 // request(s), in order; `match` narrows one to requests whose last user text contains a trigger word
@@ -43,11 +43,17 @@ export interface ScriptedError {
   readonly status: number;
   /** Defaults to a vendor-like message for the status. */
   readonly message?: string;
-  /** Vendor error type; defaults from the status (OpenAI `requests`/`server_error`, Anthropic `rate_limit_error`...). */
+  /**
+   * Vendor error type; defaults from the status (OpenAI and Responses `requests`/`server_error`, Anthropic
+   * `rate_limit_error`..., Gemini the google.rpc status `RESOURCE_EXHAUSTED`...). Cohere's body has no type.
+   */
   readonly type?: string;
-  /** OpenAI only: the `code` member (429 defaults to `rate_limit_exceeded`). */
+  /** OpenAI and Responses only: the `code` member (429 defaults to `rate_limit_exceeded`). */
   readonly code?: string | null;
-  /** Sent as the `Retry-After` header (seconds or an HTTP date). */
+  /**
+   * Sent as the `Retry-After` header (seconds or an HTTP date). Gemini sends no such header: there a
+   * number of seconds becomes a google.rpc.RetryInfo `retryDelay` in the error's `details` instead.
+   */
   readonly retryAfter?: number | string;
   /** Any further response headers (e.g. `x-should-retry`, which both SDKs obey). */
   readonly headers?: Readonly<Record<string, string>>;
@@ -55,13 +61,20 @@ export interface ScriptedError {
 
 /** Fixed non-zero usage members a `detailedUsage` behaviour reports, exported so tests can assert them. */
 export const SCRIPTED_USAGE = {
-  /** OpenAI prompt_tokens_details.cached_tokens (a part of prompt_tokens). */
+  /**
+   * OpenAI prompt_tokens_details.cached_tokens and Responses input_tokens_details.cached_tokens (parts of
+   * the input count); Gemini cachedContentTokenCount (a part of promptTokenCount); Cohere cached_tokens.
+   */
   cachedTokens: 8,
-  /** OpenAI completion_tokens_details.reasoning_tokens; Anthropic output_tokens_details.thinking_tokens. */
+  /**
+   * OpenAI completion_tokens_details.reasoning_tokens and Responses output_tokens_details.reasoning_tokens
+   * (parts of the output count); Anthropic output_tokens_details.thinking_tokens; Gemini
+   * thoughtsTokenCount (NOT a part of candidatesTokenCount, but of totalTokenCount).
+   */
   reasoningTokens: 16,
   /** Anthropic cache_read_input_tokens (in addition to input_tokens). */
   cacheReadInputTokens: 32,
-  /** Anthropic cache_creation_input_tokens (in addition to input_tokens). */
+  /** Anthropic cache_creation_input_tokens (in addition to input_tokens); Responses cache_write_tokens (a part of input_tokens). */
   cacheCreationInputTokens: 64,
 } as const;
 
@@ -96,7 +109,7 @@ export interface RecordedRequest {
 }
 
 export interface UpstreamOptions {
-  /** The one credential accepted (default: OpenAI "sk-imitation-openai", Anthropic "sk-ant-imitation"). */
+  /** The one credential accepted (defaults: each imitation's exported `*_DEFAULT_KEY`). */
   readonly apiKey?: string;
   /** Call the first tool whenever a request has tools and ends with a user message, unscripted. */
   readonly autoToolCall?: boolean;
@@ -105,7 +118,7 @@ export interface UpstreamOptions {
 export interface Upstream {
   /** http://127.0.0.1:<port> */
   readonly url: string;
-  /** What a provider base_url / SDK baseURL points at (OpenAI: url + "/v1"; Anthropic: url). */
+  /** What a provider base_url / SDK baseURL points at (OpenAI and Responses: url + "/v1"; Anthropic, Gemini, Cohere: url). */
   readonly baseURL: string;
   readonly port: number;
   readonly apiKey: string;
@@ -226,7 +239,10 @@ const EVENT_GAP_MS = 1;
 /** Grace before a scripted cut, so the events already written leave the socket before the reset. */
 const CUT_GRACE_MS = 25;
 
-/** An SSE body of the given frames; with `cutAfter` the connection is reset after that many frames. */
+/**
+ * A streamed body of the given frames (SSE events, or the elements of Gemini's streamed JSON array), each
+ * its own write; with `cutAfter` the connection is reset after that many frames.
+ */
 export function sseBody(frames: readonly string[], cutAfter?: number): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   let sent = 0;
@@ -251,14 +267,24 @@ export function sseBody(frames: readonly string[], cutAfter?: number): ReadableS
   });
 }
 
-export function jsonResponse(status: number, body: unknown, headers: Record<string, string>): Response {
-  return new Response(JSON.stringify(body), { status, headers: { ...headers, "content-type": "application/json" } });
+/** A JSON answer; `headers` may override the content-type, `indent` pretty-prints (Google's REST answers are indented). */
+export function jsonResponse(status: number, body: unknown, headers: Record<string, string>, indent?: number): Response {
+  return new Response(JSON.stringify(body, null, indent), { status, headers: { "content-type": "application/json", ...headers } });
+}
+
+/** One SSE event whose `event:` name is its data's `type`, as Anthropic, Cohere and Responses frame them. */
+export const namedEvent = (type: string, data: unknown): string => `event: ${type}\ndata: ${JSON.stringify(data)}\n\n`;
+
+/** The key of an `Authorization: Bearer <key>` header, or null (the scheme is case-insensitive, as for every HTTP auth scheme). */
+export function bearerToken(header: string | null): string | null {
+  const key = header?.match(/^Bearer\s+(.+)$/i)?.[1]?.trim();
+  return key ? key : null;
 }
 
 export const sleep = (ms: number): Promise<void> => Bun.sleep(ms);
 
-// Small JSON type guards shared by both validators.
+// Small JSON type guards shared by the validators.
 export const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 export const isInteger = (value: unknown): value is number => typeof value === "number" && Number.isInteger(value);
-/** application/json with or without parameters (charset), as both vendors' SDKs send it. */
+/** application/json with or without parameters (charset), as the vendors' SDKs send it. */
 export const isJsonContentType = (value: string | null): boolean => value !== null && /^application\/json\s*(;|$)/i.test(value.trim());

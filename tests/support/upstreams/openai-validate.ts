@@ -5,6 +5,7 @@
 // public error report quotes them (missing/invalid type/invalid value/empty array, the two tool pairing
 // rules, stream_options and tool_choice without their companions, the model and JSON errors); the
 // remaining texts follow the same patterns. Unknown members are accepted, as OpenAI accepts many.
+// The error helpers are exported for responses-validate.ts: the Responses API words its 400s alike.
 import { isInteger, isObject } from "./common.ts";
 
 /** The `error` member of OpenAI's error body. */
@@ -23,15 +24,15 @@ const USER_PARTS = ["text", "image_url", "input_audio", "file"];
 const ASSISTANT_PARTS = ["text", "refusal"];
 const TOOL_CHOICES = ["none", "auto", "required"];
 /** OpenAI's function name rule (letters, digits, underscore, dash; at most 64). */
-const FUNCTION_NAME = /^[a-zA-Z0-9_-]+$/;
+export const FUNCTION_NAME = /^[a-zA-Z0-9_-]+$/;
 
-class Invalid extends Error {
+export class Invalid extends Error {
   constructor(readonly problem: OpenAIProblem) {
     super(problem.message);
   }
 }
 
-function fail(message: string, param: string | null, code: string | null): never {
+export function fail(message: string, param: string | null, code: string | null): never {
   throw new Invalid({ message, type: "invalid_request_error", param, code });
 }
 
@@ -52,13 +53,13 @@ function quoteList(values: readonly string[]): string {
   return `${quoted.slice(0, -1).join(", ")}, and ${quoted.at(-1)}`;
 }
 
-const missing = (param: string): never => fail(`Missing required parameter: '${param}'.`, param, "missing_required_parameter");
-const wrongType = (param: string, expected: string, value: unknown): never =>
+export const missing = (param: string): never => fail(`Missing required parameter: '${param}'.`, param, "missing_required_parameter");
+export const wrongType = (param: string, expected: string, value: unknown): never =>
   fail(`Invalid type for '${param}': expected ${expected}, but got ${describe(value)} instead.`, param, "invalid_type");
-const badValue = (param: string, value: unknown, allowed: readonly string[]): never =>
+export const badValue = (param: string, value: unknown, allowed: readonly string[]): never =>
   fail(`Invalid value: '${String(value)}'. Supported values are: ${quoteList(allowed)}.`, param, "invalid_value");
 
-function requireString(owner: Record<string, unknown>, key: string, param: string): string {
+export function requireString(owner: Record<string, unknown>, key: string, param: string): string {
   const value = owner[key];
   if (value === undefined) missing(param);
   if (typeof value !== "string") wrongType(param, "a string", value);

@@ -12,10 +12,13 @@
 //    chunk then carries `usage: null`), and finally `data: [DONE]`;
 //  - errors: {"error": {message, type, param, code}}; the SDK reads `x-request-id`, `retry-after`,
 //    `retry-after-ms` and `x-should-retry` from the headers.
+// The same server also answers POST /v1/responses (responses.ts), as OpenAI serves both endpoints on one
+// host under one key: the credential, JSON and error handling below are shared, the scripts too.
 import type OpenAI from "openai";
 import {
   EXTRA_MEMBER,
   SCRIPTED_USAGE,
+  bearerToken,
   isJsonContentType,
   isObject,
   jsonResponse,
@@ -34,6 +37,7 @@ import {
   type UpstreamOptions,
 } from "./common.ts";
 import { JSON_PARSE_ERROR, validateChatCompletion, type OpenAIProblem } from "./openai-validate.ts";
+import { RESPONSES_ROUTE, ResponsesMemory, serveResponses } from "./responses.ts";
 
 export const OPENAI_DEFAULT_KEY = "sk-imitation-openai";
 const ROUTE = "/v1/chat/completions";
@@ -41,6 +45,7 @@ const FINGERPRINT = "fp_imitation";
 
 export function startOpenAIUpstream(options: UpstreamOptions = {}): Upstream {
   const apiKey = options.apiKey ?? OPENAI_DEFAULT_KEY;
+  const memory = new ResponsesMemory();
   return startUpstream(apiKey, "/v1", async (request, record, take) => {
     const requestId = nextId("req_", 32);
     const headers = { "x-request-id": requestId };
@@ -49,7 +54,7 @@ export function startOpenAIUpstream(options: UpstreamOptions = {}): Upstream {
       return jsonResponse(status, { error: problem }, headers);
     };
     const path = new URL(request.url).pathname;
-    if (request.method !== "POST" || path !== ROUTE) {
+    if (request.method !== "POST" || (path !== ROUTE && path !== RESPONSES_ROUTE)) {
       return refuse(404, { message: `Invalid URL (${request.method} ${path})`, type: "invalid_request_error", param: null, code: null });
     }
     const authProblem = authenticate(request.headers.get("authorization"), apiKey);
@@ -60,6 +65,9 @@ export function startOpenAIUpstream(options: UpstreamOptions = {}): Upstream {
       record.body = JSON.parse(record.rawBody);
     } catch {
       return refuse(400, parseProblem);
+    }
+    if (path === RESPONSES_ROUTE) {
+      return serveResponses({ record, take, options, headers, memory, refuse, scripted: (error, model) => scriptedError(error, model, headers) });
     }
     const problem = validateChatCompletion(record.body);
     if (problem) return refuse(400, problem);
@@ -84,8 +92,8 @@ export function startOpenAIUpstream(options: UpstreamOptions = {}): Upstream {
 
 /** `Authorization: Bearer <key>`; OpenAI's two 401 texts (no key; wrong key, shown masked). */
 function authenticate(header: string | null, apiKey: string): OpenAIProblem | null {
-  const match = header?.match(/^Bearer\s+(.+)$/i);
-  if (!match) {
+  const key = bearerToken(header);
+  if (key === null) {
     return {
       message:
         "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY), or as the password field (with blank username) if you're accessing the API from your browser and are prompted for a username and password. You can obtain an API key from https://platform.openai.com/account/api-keys.",
@@ -94,7 +102,6 @@ function authenticate(header: string | null, apiKey: string): OpenAIProblem | nu
       code: null,
     };
   }
-  const key = match[1]!.trim();
   if (key === apiKey) return null;
   const masked = key.length > 8 ? `${key.slice(0, 3)}${"*".repeat(key.length - 7)}${key.slice(-4)}` : "*".repeat(key.length);
   return {

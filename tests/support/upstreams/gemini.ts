@@ -1,0 +1,254 @@
+// Imitation of the Gemini API's generateContent (POST /v1beta/models/{model}:generateContent and
+// :streamGenerateContent; a provider base_url is the host root, http://127.0.0.1:<port>, as the official
+// SDK's baseUrl is). It checks what it receives as strictly as Google (gemini-validate.ts) and answers in
+// the Gemini API's wire format. There is no Google SDK in this repository, so the wire shapes are typed
+// below from the official JS SDK's types (googleapis/js-genai src/types.ts: GenerateContentResponse,
+// Candidate, Part, FunctionCall, GenerateContentResponseUsageMetadata) and the REST reference
+// (ai.google.dev/api/generate-content).
+// Facts used here:
+//  - the key comes as `x-goog-api-key` or `?key=`; none is 403 PERMISSION_DENIED "Method doesn't allow
+//    unregistered callers ...", a wrong one 400 INVALID_ARGUMENT "API key not valid. Please pass a valid
+//    API key." with an ErrorInfo detail, reason API_KEY_INVALID (a caller error by status, a credential
+//    error by reason);
+//  - an answer: candidates [{content {parts, role "model"}, finishReason, index}], usageMetadata
+//    {promptTokenCount (cached content included), candidatesTokenCount, totalTokenCount (thoughts
+//    included), promptTokensDetails, ...}, modelVersion, responseId. A function call is a `functionCall`
+//    part {name, args} with finishReason "STOP": the API has no tool-call finish reason, and the
+//    imitation sends no call `id` (the Gemini API leaves it unset);
+//  - streaming: with `?alt=sse`, `data: <GenerateContentResponse>\r\n\r\n` per chunk (CRLF, as Google
+//    frames it; no [DONE]); without it, one JSON array whose elements arrive as they are generated.
+//    Every chunk has modelVersion, responseId and the prompt's usage; the last one has finishReason and
+//    the full usage. A function call arrives whole, in one chunk;
+//  - errors: {"error": {"code", "message", "status", "details"?}}, the status the google.rpc code name
+//    of the HTTP status (429 RESOURCE_EXHAUSTED, 503 UNAVAILABLE, ...); Google's JSON is indented.
+import {
+  EXTRA_MEMBER,
+  SCRIPTED_USAGE,
+  isJsonContentType,
+  isObject,
+  jsonResponse,
+  nextId,
+  pieces,
+  planReply,
+  sleep,
+  sseBody,
+  startUpstream,
+  tokenCount,
+  type Behaviour,
+  type Conversation,
+  type Reply,
+  type ScriptedError,
+  type Upstream,
+  type UpstreamOptions,
+} from "./common.ts";
+import { validateGenerateContent, type GeminiProblem } from "./gemini-validate.ts";
+
+export const GEMINI_DEFAULT_KEY = "AIza-imitation-gemini";
+const ROUTE = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent)$/;
+const JSON_TYPE = "application/json; charset=UTF-8";
+const INDENT = 2;
+
+/** google.rpc code names by HTTP status, as the Gemini API's troubleshooting page pairs them. */
+const STATUSES: Record<number, string> = {
+  400: "INVALID_ARGUMENT",
+  401: "UNAUTHENTICATED",
+  403: "PERMISSION_DENIED",
+  404: "NOT_FOUND",
+  429: "RESOURCE_EXHAUSTED",
+  499: "CANCELLED",
+  500: "INTERNAL",
+  501: "NOT_IMPLEMENTED",
+  503: "UNAVAILABLE",
+  504: "DEADLINE_EXCEEDED",
+};
+const DEFAULT_MESSAGES: Record<number, string> = {
+  429: "You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.",
+  500: "An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting",
+  503: "The model is overloaded. Please try again later.",
+};
+const NO_KEY = "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.";
+const BAD_KEY = "API key not valid. Please pass a valid API key.";
+
+interface GeminiPart {
+  text?: string;
+  functionCall?: { name: string; args: Record<string, unknown> };
+}
+interface ModalityTokenCount {
+  modality: "TEXT";
+  tokenCount: number;
+}
+interface UsageMetadata {
+  promptTokenCount: number;
+  candidatesTokenCount?: number;
+  totalTokenCount: number;
+  cachedContentTokenCount?: number;
+  thoughtsTokenCount?: number;
+  promptTokensDetails: ModalityTokenCount[];
+  cacheTokensDetails?: ModalityTokenCount[];
+  candidatesTokensDetails?: ModalityTokenCount[];
+}
+interface GenerateContentResponse {
+  candidates: { content: { parts: GeminiPart[]; role: "model" }; finishReason?: "STOP"; index: number }[];
+  usageMetadata: UsageMetadata;
+  modelVersion: string;
+  responseId: string;
+}
+
+export function startGeminiUpstream(options: UpstreamOptions = {}): Upstream {
+  const apiKey = options.apiKey ?? GEMINI_DEFAULT_KEY;
+  return startUpstream(apiKey, "", async (request, record, take) => {
+    const refuse = (status: number, problem: GeminiProblem): Response => {
+      record.problem = problem.message;
+      return errorResponse(status, problem.message, STATUSES[status]!, problem.details);
+    };
+    const url = new URL(request.url);
+    const route = url.pathname.match(ROUTE);
+    if (request.method !== "POST" || !route) return refuse(404, { message: "Requested entity was not found." });
+    // An empty header carries no key, so the query's is used.
+    const key = request.headers.get("x-goog-api-key") || url.searchParams.get("key");
+    if (!key) return refuse(403, { message: NO_KEY });
+    if (key !== apiKey) {
+      const info = { "@type": "type.googleapis.com/google.rpc.ErrorInfo", reason: "API_KEY_INVALID", domain: "googleapis.com", metadata: { service: "generativelanguage.googleapis.com" } };
+      return refuse(400, { message: BAD_KEY, details: [info, { "@type": "type.googleapis.com/google.rpc.LocalizedMessage", locale: "en-US", message: BAD_KEY }] });
+    }
+    // Google's text for a non-JSON content-type is not published; the JSON error's form is used.
+    if (!isJsonContentType(request.headers.get("content-type"))) return refuse(400, { message: "Invalid JSON payload received. Content-Type is not application/json." });
+    try {
+      record.body = JSON.parse(record.rawBody);
+    } catch (error) {
+      return refuse(400, { message: `Invalid JSON payload received. ${(error as Error).message}` });
+    }
+    const problem = validateGenerateContent(record.body);
+    if (problem) return refuse(400, problem);
+    record.valid = true;
+
+    const body = record.body as Record<string, unknown>;
+    const conversation = readConversation(body);
+    const behaviour = take(conversation.lastUserText);
+    if (behaviour) record.behaviour = behaviour;
+    if (behaviour?.delayMs) await sleep(behaviour.delayMs);
+    if (behaviour?.error) return scriptedError(behaviour.error);
+    const answer = new Answer(decodeURIComponent(route[1]!), planReply(conversation, behaviour, options), behaviour, promptText(body));
+    if (route[2] === "generateContent") return jsonResponse(200, answer.response(), { "content-type": JSON_TYPE }, INDENT);
+    const sse = url.searchParams.get("alt") === "sse";
+    const frames = sse ? answer.chunks().map((c) => `data: ${JSON.stringify(c)}\r\n\r\n`) : jsonArrayFrames(answer.chunks());
+    return new Response(sseBody(frames, behaviour?.cutAfterEvents), {
+      status: 200,
+      headers: { "content-type": sse ? "text/event-stream" : JSON_TYPE },
+    });
+  });
+}
+
+function errorResponse(status: number, message: string, code: string, details?: readonly unknown[], headers: Record<string, string> = {}): Response {
+  const error = { code: status, message, status: code, ...(details ? { details } : {}) };
+  return jsonResponse(status, { error }, { "content-type": JSON_TYPE, ...headers }, INDENT);
+}
+
+function scriptedError(error: ScriptedError): Response {
+  // The Gemini API sends no Retry-After header: the delay is a RetryInfo detail.
+  const details = typeof error.retryAfter === "number" ? [{ "@type": "type.googleapis.com/google.rpc.RetryInfo", retryDelay: `${error.retryAfter}s` }] : undefined;
+  const message = error.message ?? DEFAULT_MESSAGES[error.status] ?? `Scripted error ${error.status}.`;
+  return errorResponse(error.status, message, error.type ?? STATUSES[error.status] ?? "UNKNOWN", details, { ...error.headers });
+}
+
+/** The elements of a JSON array, each its own write: `[`, then `,\r\n` between elements, then `]`. */
+function jsonArrayFrames(chunks: unknown[]): string[] {
+  const frames = chunks.map((chunk, i) => (i === 0 ? "[" : ",\r\n") + JSON.stringify(chunk, null, INDENT));
+  frames.push("]");
+  return frames;
+}
+
+const list = (value: unknown): Record<string, unknown>[] => (value === undefined || value === null ? [] : Array.isArray(value) ? value : [value]) as Record<string, unknown>[];
+const partsOf = (content: Record<string, unknown> | undefined): Record<string, unknown>[] => list(content?.parts);
+const isUserTurn = (content: Record<string, unknown>): boolean => content.role === undefined || content.role === null || content.role === "" || content.role === "user";
+const functionResponseOf = (part: Record<string, unknown>): unknown => part.functionResponse ?? part.function_response;
+
+/** The words of some parts: their text, thoughts left out. */
+const partsText = (parts: Record<string, unknown>[]): string => parts.map((p) => (typeof p.text === "string" && p.thought !== true ? p.text : "")).join("");
+
+/** A function response's text: its "output" (or "error") key when it has one, else the whole response, as Google reads it. */
+function responseText(response: unknown): string {
+  if (!isObject(response)) return "";
+  const value = response.output ?? response.error ?? response;
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+function readConversation(body: Record<string, unknown>): Conversation {
+  const contents = list(body.contents);
+  const last = contents.at(-1);
+  const results = last && isUserTurn(last) ? partsOf(last).map(functionResponseOf).filter(isObject) : [];
+  const lastUser = contents.findLast((c) => isUserTurn(c) && partsOf(c).some((p) => typeof p.text === "string"));
+  const declarations = list(body.tools).flatMap((tool) => list(tool.functionDeclarations ?? tool.function_declarations));
+  return {
+    firstTool: declarations[0]?.name as string | undefined,
+    endsWithUser: last !== undefined && isUserTurn(last) && results.length === 0,
+    toolResultText: results.length > 0 ? results.map((r) => responseText(r.response)).join("\n") : undefined,
+    lastUserText: lastUser ? partsText(partsOf(lastUser)) : "",
+  };
+}
+
+/** All the text the request carries, for the prompt token count. */
+function promptText(body: Record<string, unknown>): string {
+  const system = body.systemInstruction ?? body.system_instruction;
+  const contents = [...(isObject(system) ? [system] : []), ...list(body.contents)];
+  return contents
+    .flatMap(partsOf)
+    .map((p) => (typeof p.text === "string" ? p.text : JSON.stringify(p.functionCall ?? p.function_call ?? functionResponseOf(p) ?? "")))
+    .join("\n");
+}
+
+/** One answer, rendered either as a GenerateContentResponse or as its stream of chunks. */
+class Answer {
+  private readonly responseId = nextId("imit", 18);
+
+  constructor(
+    private readonly model: string,
+    private readonly reply: Reply,
+    private readonly behaviour: Behaviour | undefined,
+    private readonly prompt: string,
+  ) {}
+
+  private usage(final: boolean): UsageMetadata {
+    const detailed = this.behaviour?.detailedUsage === true;
+    const cached = detailed ? SCRIPTED_USAGE.cachedTokens : 0;
+    // promptTokenCount includes the cached content; thoughts are outside candidatesTokenCount but inside the total.
+    const prompt = tokenCount(this.prompt) + cached;
+    const usage: UsageMetadata = { promptTokenCount: prompt, totalTokenCount: prompt, promptTokensDetails: [{ modality: "TEXT", tokenCount: prompt }] };
+    if (!final) return usage;
+    const reply = this.reply;
+    const candidates = tokenCount(reply.kind === "text" ? reply.text : reply.name + reply.arguments);
+    const thoughts = detailed ? SCRIPTED_USAGE.reasoningTokens : 0;
+    return {
+      ...usage,
+      candidatesTokenCount: candidates,
+      totalTokenCount: prompt + candidates + thoughts,
+      ...(detailed ? { cachedContentTokenCount: cached, cacheTokensDetails: [{ modality: "TEXT", tokenCount: cached }], thoughtsTokenCount: thoughts } : {}),
+      candidatesTokensDetails: [{ modality: "TEXT", tokenCount: candidates }],
+    };
+  }
+
+  private chunk(parts: GeminiPart[], final: boolean): GenerateContentResponse & Record<string, unknown> {
+    return {
+      candidates: [{ content: { parts, role: "model" }, ...(final ? { finishReason: "STOP" as const } : {}), index: 0 }],
+      usageMetadata: this.usage(final),
+      modelVersion: this.model,
+      responseId: this.responseId,
+      ...(this.behaviour?.extraMember ? EXTRA_MEMBER : {}),
+    };
+  }
+
+  private parts(): GeminiPart[] {
+    const reply = this.reply;
+    return reply.kind === "text" ? [{ text: reply.text }] : [{ functionCall: { name: reply.name, args: JSON.parse(reply.arguments) as Record<string, unknown> } }];
+  }
+
+  response(): GenerateContentResponse {
+    return this.chunk(this.parts(), true);
+  }
+
+  chunks(): GenerateContentResponse[] {
+    if (this.reply.kind !== "text") return [this.response()];
+    const texts = pieces(this.reply.text);
+    return texts.map((text, i) => this.chunk([{ text }], i === texts.length - 1));
+  }
+}
