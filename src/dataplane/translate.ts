@@ -21,7 +21,7 @@ export async function translate(exchange: Exchange, request: IrRequest): Promise
     if (!upstream.body) {
       return ingress.encodeError(irError("api_error", "upstream sent an empty stream", { status: 502 }));
     }
-    return new Response(translatedStream(upstream.body, egress, ingress, request, warn), { headers: ingress.streamHeaders });
+    return new Response(translatedStream(upstream.body, egress, ingress, request, warn, lane.upstreamModel), { headers: ingress.streamHeaders });
   }
   let wire: unknown;
   try {
@@ -32,7 +32,9 @@ export async function translate(exchange: Exchange, request: IrRequest): Promise
   const decoded = egress.decodeResponse(wire);
   if (!decoded.ok) return ingress.encodeError({ ...decoded.error, status: 502, kind: "api_error" });
   decoded.warnings.forEach(warn);
-  return Response.json(ingress.encodeResponse(decoded.value, warn));
+  // Some answers (Cohere's) do not name their model: the lane's upstream model is what served it.
+  const response = decoded.value.model === "" ? { ...decoded.value, model: lane.upstreamModel } : decoded.value;
+  return Response.json(ingress.encodeResponse(response, warn));
 }
 
 /**
@@ -47,6 +49,8 @@ export function translatedStream(
   ingress: ProtocolAdapter,
   request: IrRequest,
   warn: (warning: string) => void,
+  /** Named in the start part when the upstream's stream does not name its model. */
+  upstreamModel: string,
 ): ReadableStream<Uint8Array> {
   const reader = body.pipeThrough(egress.createStreamDecoder()).getReader();
   let ended = false;
@@ -73,7 +77,7 @@ export function translatedStream(
         try {
           const { done, value } = await reader.read();
           if (done) return finish(controller, irError("api_error", "the upstream stream ended before it finished", { status: 502, failure: "transient" }));
-          writer?.accept(value);
+          writer?.accept(value.type === "start" && value.model === "" ? { ...value, model: upstreamModel } : value);
           if (value.type === "finish" || value.type === "error") {
             finish(controller);
             void reader.cancel().catch(() => {});
