@@ -2,9 +2,10 @@
 import { anthropic } from "./anthropic/index.ts";
 import { cohere } from "./cohere/index.ts";
 import { openai } from "./openai/index.ts";
+import { responses } from "./responses/index.ts";
 import type { ProtocolAdapter, WireProtocol } from "./types.ts";
 
-const ADAPTERS: Partial<Record<WireProtocol, ProtocolAdapter>> = { openai, anthropic, cohere };
+const ADAPTERS: Partial<Record<WireProtocol, ProtocolAdapter>> = { openai, anthropic, cohere, responses };
 
 export function adapterFor(name: string): ProtocolAdapter | undefined {
   return ADAPTERS[name as WireProtocol];

@@ -1,0 +1,37 @@
+// The `responses` adapter: the OpenAI Responses API (POST /v1/responses), spoken as OpenAI speaks it so
+// the official SDK (and clients built on it, such as Codex) work unchanged against the gateway. Upstream,
+// the provider's base_url is `https://api.openai.com/v1` or a compatible server's.
+import { SSE_HEADERS } from "../../transport/sse.ts";
+import { bearerToken } from "../../http/credentials.ts";
+import type { ProtocolAdapter } from "../types.ts";
+import { decodeError, encodeError } from "./errors.ts";
+import { RESPONSES_PATH, decodeRequest, encodeRequest } from "./request.ts";
+import { decodeResponse, encodeResponse, usageFromResponse } from "./response.ts";
+import { createStreamDecoder, createStreamEncoder, createStreamWriter } from "./stream.ts";
+
+export const responses: ProtocolAdapter = {
+  name: "responses",
+
+  decodeRequest,
+  encodeResponse,
+  createStreamEncoder,
+  createStreamWriter,
+  streamHeaders: SSE_HEADERS,
+  encodeError,
+  clientCredential: (request) => bearerToken(request.headers),
+
+  encodeRequest,
+  authHeaders: (apiKey) => ({ authorization: `Bearer ${apiKey}` }),
+  decodeResponse,
+  createStreamDecoder,
+  decodeError,
+
+  // The model is a body member, so the path is the same for every model and for streaming.
+  upstreamPath: () => RESPONSES_PATH,
+  // The body was parsed for this request alone, so it is updated in place rather than copied.
+  rewriteModel: (body, upstreamModel) => {
+    body.model = upstreamModel;
+    return body;
+  },
+  usageFromResponse,
+};
