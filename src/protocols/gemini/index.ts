@@ -1,0 +1,58 @@
+// The `gemini` adapter: the Google Generative Language API (generateContent and streamGenerateContent),
+// spoken as Google speaks it so the official @google/genai SDK works unchanged against the gateway.
+// The model is a path segment, so the path carries it both ways and the body is never rewritten.
+import { SSE_HEADERS } from "../../transport/sse.ts";
+import type { ProtocolAdapter } from "../types.ts";
+import { decodeError, encodeError } from "./errors.ts";
+import { decodeRequest, encodeRequest, generatePath } from "./request.ts";
+import { decodeResponse, encodeResponse, usageFromResponse } from "./response.ts";
+import { createArrayStreamDecoder, createArrayStreamEncoder, createArrayStreamWriter, createStreamDecoder, createStreamEncoder, createStreamWriter } from "./stream.ts";
+
+/** `x-goog-api-key`, as the SDK sends it; else the `key` query parameter of the docs' curl samples. */
+function clientCredential(request: Request): string | undefined {
+  const header = request.headers.get("x-goog-api-key")?.trim();
+  if (header) return header;
+  const key = new URL(request.url).searchParams.get("key")?.trim();
+  return key ? key : undefined;
+}
+
+/** A streamed JSON array is sent as JSON (Google's own content type for it). */
+const JSON_STREAM_HEADERS = { ...SSE_HEADERS, "content-type": "application/json; charset=utf-8" } as const;
+
+const sse: ProtocolAdapter = {
+  name: "gemini",
+
+  decodeRequest,
+  encodeResponse,
+  createStreamEncoder,
+  createStreamWriter,
+  streamHeaders: SSE_HEADERS,
+  encodeError,
+  clientCredential,
+
+  encodeRequest,
+  authHeaders: (apiKey) => ({ "x-goog-api-key": apiKey }),
+  // The adapter contract passes no clock; these default to the wall clock.
+  decodeResponse: (body) => decodeResponse(body),
+  createStreamDecoder: () => createStreamDecoder(),
+  decodeError: (status, body, headers) => decodeError(status, body, headers),
+
+  upstreamPath: (upstreamModel, stream) => generatePath(upstreamModel, stream),
+  rewriteModel: (body) => body,
+  usageFromResponse,
+};
+
+/**
+ * For `:streamGenerateContent` without alt=sse: streams are one JSON array both ways, so a same-protocol
+ * route asks the upstream for the array too and meters it with the array decoder.
+ */
+const jsonArrayStream: ProtocolAdapter = {
+  ...sse,
+  createStreamEncoder: createArrayStreamEncoder,
+  createStreamWriter: createArrayStreamWriter,
+  streamHeaders: JSON_STREAM_HEADERS,
+  createStreamDecoder: () => createArrayStreamDecoder(),
+  upstreamPath: (upstreamModel, stream) => generatePath(upstreamModel, stream, false),
+};
+
+export const gemini: ProtocolAdapter = { ...sse, jsonArrayStream };
