@@ -1,12 +1,13 @@
 // Protocol name -> adapter. Adding a protocol is one folder and one line here.
 import { anthropic } from "./anthropic/index.ts";
+import { bedrock } from "./bedrock/index.ts";
 import { cohere } from "./cohere/index.ts";
 import { gemini } from "./gemini/index.ts";
 import { openai } from "./openai/index.ts";
 import { responses } from "./responses/index.ts";
 import type { ProtocolAdapter, WireProtocol } from "./types.ts";
 
-const ADAPTERS: Partial<Record<WireProtocol, ProtocolAdapter>> = { openai, anthropic, cohere, responses, gemini };
+const ADAPTERS: Partial<Record<WireProtocol, ProtocolAdapter>> = { openai, anthropic, cohere, responses, gemini, bedrock };
 
 export function adapterFor(name: string): ProtocolAdapter | undefined {
   return ADAPTERS[name as WireProtocol];
