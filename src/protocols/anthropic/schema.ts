@@ -6,7 +6,7 @@
 // it is dropped with a warning (DropLog). Unions whose error messages would be useless ("expected union
 // value") are discriminated by hand in request.ts; only the members we read are typed here.
 import { Type, type Static, type TObject, type TProperties, type TSchema } from "@sinclair/typebox";
-import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
+import { checkerFor } from "../checkers.ts";
 import { ValueErrorType, type ValueError } from "@sinclair/typebox/errors";
 import { formatPath } from "../../config/schema-errors.ts";
 
@@ -137,13 +137,6 @@ export class WireError extends Error {
   }
 }
 
-const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>();
-/** Compiled once per schema, so the hot path never interprets a schema. */
-function checkerFor<T extends TSchema>(schema: T): TypeCheck<T> {
-  let check = compiled.get(schema);
-  if (!check) compiled.set(schema, (check = TypeCompiler.Compile(schema)));
-  return check as TypeCheck<T>;
-}
 
 /** Joins a formatted prefix (`messages[1]`) and a JSON pointer inside it (`/content/0`). */
 function joinPath(prefix: string, pointer: string): string {

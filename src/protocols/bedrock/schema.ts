@@ -9,7 +9,7 @@
 // 400 names the member at fault. Blobs (image bytes, redacted reasoning) are base64 strings in JSON.
 // Every object is open: a member the IR does not model is dropped with a warning (DropLog).
 import { Type, type Static, type TObject, type TProperties, type TSchema } from "@sinclair/typebox";
-import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
+import { checkerFor } from "../checkers.ts";
 import { ValueErrorType, type ValueError } from "@sinclair/typebox/errors";
 import { formatPath } from "../../config/schema-errors.ts";
 
@@ -119,13 +119,6 @@ export class WireError extends Error {
 /** `messages[0].content[2].text` -> `messages.1.member.content.3.member.text`. */
 const awsPath = (path: string) => path.replace(/\[(\d+)\]/g, (_, i: string) => `.${Number(i) + 1}.member`).replace(/^\./, "");
 
-const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>();
-/** Compiled once per schema, so the hot path never interprets a schema. */
-function checkerFor<T extends TSchema>(schema: T): TypeCheck<T> {
-  let check = compiled.get(schema);
-  if (!check) compiled.set(schema, (check = TypeCompiler.Compile(schema)));
-  return check as TypeCheck<T>;
-}
 
 function joinPath(prefix: string, pointer: string): string {
   const inner = formatPath(pointer);

@@ -8,7 +8,7 @@
 // first brought to lowerCamelCase (camelCaseKeys). Every object stays open: a member the IR does not
 // model is dropped with a warning (DropLog), never a 400. Upstream output is read leniently.
 import { Type, type Static, type TObject, type TProperties, type TSchema } from "@sinclair/typebox";
-import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
+import { checkerFor } from "../checkers.ts";
 import { ValueErrorType, type ValueError } from "@sinclair/typebox/errors";
 import { formatPath } from "../../config/schema-errors.ts";
 
@@ -126,12 +126,6 @@ export class WireError extends Error {
   }
 }
 
-const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>();
-function checkerFor<T extends TSchema>(schema: T): TypeCheck<T> {
-  let check = compiled.get(schema);
-  if (!check) compiled.set(schema, (check = TypeCompiler.Compile(schema)));
-  return check as TypeCheck<T>;
-}
 
 function joinPath(prefix: string, pointer: string): string {
   const inner = formatPath(pointer);

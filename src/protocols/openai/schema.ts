@@ -9,7 +9,8 @@
 // Upstream output is lenient: anything optional, nulls accepted, so a compatible server that omits or
 // nulls a member still decodes.
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
-import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
+import type { TypeCheck } from "@sinclair/typebox/compiler";
+import { checkers } from "../checkers.ts";
 import { ValueErrorType } from "@sinclair/typebox/errors";
 import { formatPath } from "../../config/schema-errors.ts";
 
@@ -171,26 +172,26 @@ export type WireErrorBody = Static<typeof WireErrorBody>;
 // ---- compiled checkers ----
 // Compiled once at load: these run on every cross-protocol request and every upstream chunk.
 
-export const check = {
-  head: TypeCompiler.Compile(ChatRequestHead),
-  instruction: TypeCompiler.Compile(InstructionMessage),
-  user: TypeCompiler.Compile(UserMessage),
-  tool: TypeCompiler.Compile(ToolMessage),
-  assistant: TypeCompiler.Compile(AssistantMessage),
-  partHead: TypeCompiler.Compile(PartHead),
-  text: TypeCompiler.Compile(TextPart),
-  refusal: TypeCompiler.Compile(RefusalPart),
-  image: TypeCompiler.Compile(ImagePart),
-  file: TypeCompiler.Compile(FilePart),
-  functionTool: TypeCompiler.Compile(FunctionTool),
-  namedChoice: TypeCompiler.Compile(NamedToolChoice),
-  allowedTools: TypeCompiler.Compile(AllowedToolsChoice),
-  jsonSchema: TypeCompiler.Compile(JsonSchemaFormat),
-  usage: TypeCompiler.Compile(WireUsage),
-  completion: TypeCompiler.Compile(ChatCompletion),
-  chunk: TypeCompiler.Compile(ChatCompletionChunk),
-  errorBody: TypeCompiler.Compile(WireErrorBody),
-} as const;
+export const check = checkers({
+  head: ChatRequestHead,
+  instruction: InstructionMessage,
+  user: UserMessage,
+  tool: ToolMessage,
+  assistant: AssistantMessage,
+  partHead: PartHead,
+  text: TextPart,
+  refusal: RefusalPart,
+  image: ImagePart,
+  file: FilePart,
+  functionTool: FunctionTool,
+  namedChoice: NamedToolChoice,
+  allowedTools: AllowedToolsChoice,
+  jsonSchema: JsonSchemaFormat,
+  usage: WireUsage,
+  completion: ChatCompletion,
+  chunk: ChatCompletionChunk,
+  errorBody: WireErrorBody,
+});
 
 /** Any compiled checker (narrowed to what firstProblem calls, so checkers of different schemas mix). */
 export type Checker = Pick<TypeCheck<TSchema>, "Check" | "Errors">;

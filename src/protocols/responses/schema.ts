@@ -9,7 +9,7 @@
 // lenient: optional and nullable everywhere, so a compatible server that omits a member still decodes.
 // The fault and warning helpers are Chat Completions' own: Responses speaks OpenAI's error shape.
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
-import { TypeCompiler } from "@sinclair/typebox/compiler";
+import { checkers } from "../checkers.ts";
 
 import type { Checker } from "../openai/schema.ts";
 
@@ -168,28 +168,28 @@ export const StreamEvent = Type.Object({
 export type StreamEvent = Static<typeof StreamEvent>;
 
 // ---- compiled checkers ----
-// Compiled once at load: these run on every cross-protocol request and every upstream event.
+// Compiled on first use (protocols/checkers.ts): these run on every cross-protocol request and every upstream event.
 
-export const check = {
-  head: TypeCompiler.Compile(RequestHead),
-  itemHead: TypeCompiler.Compile(ItemHead),
-  message: TypeCompiler.Compile(MessageItem),
-  functionCall: TypeCompiler.Compile(FunctionCallItem),
-  functionCallOutput: TypeCompiler.Compile(FunctionCallOutputItem),
-  reasoning: TypeCompiler.Compile(ReasoningItem),
-  partHead: TypeCompiler.Compile(PartHead),
-  inputText: TypeCompiler.Compile(InputText),
-  outputText: TypeCompiler.Compile(OutputText),
-  refusal: TypeCompiler.Compile(Refusal),
-  inputImage: TypeCompiler.Compile(InputImage),
-  inputFile: TypeCompiler.Compile(InputFile),
-  functionTool: TypeCompiler.Compile(FunctionTool),
-  functionChoice: TypeCompiler.Compile(FunctionChoice),
-  allowedTools: TypeCompiler.Compile(AllowedToolsChoice),
-  jsonSchema: TypeCompiler.Compile(JsonSchemaFormat),
-  response: TypeCompiler.Compile(ResponseBody),
-  event: TypeCompiler.Compile(StreamEvent),
-} as const;
+export const check = checkers({
+  head: RequestHead,
+  itemHead: ItemHead,
+  message: MessageItem,
+  functionCall: FunctionCallItem,
+  functionCallOutput: FunctionCallOutputItem,
+  reasoning: ReasoningItem,
+  partHead: PartHead,
+  inputText: InputText,
+  outputText: OutputText,
+  refusal: Refusal,
+  inputImage: InputImage,
+  inputFile: InputFile,
+  functionTool: FunctionTool,
+  functionChoice: FunctionChoice,
+  allowedTools: AllowedToolsChoice,
+  jsonSchema: JsonSchemaFormat,
+  response: ResponseBody,
+  event: StreamEvent,
+});
 
 const keys = (...names: string[]): ReadonlySet<string> => new Set(names);
 /**
