@@ -579,8 +579,10 @@ models:
   const results: RunResult[] = [];
   let retries = 0;
   let rotation = 0;
-  for (const scenario of SCENARIOS) {
-    for (const cell of CELLS) {
+  // Cell by cell, so the runs that targets compare across scenarios (cross- vs same-protocol CPU at 64
+  // connections) are measured minutes apart at most: this shared host drifts more than that over a run.
+  for (const cell of CELLS) {
+    for (const scenario of SCENARIOS) {
       const order = TARGETS.map((_, i) => TARGETS[(i + rotation) % TARGETS.length]!); // who goes first rotates
       rotation++;
       for (const target of order) {
