@@ -1,5 +1,5 @@
 // Shared machinery of the upstream imitations (openai.ts with responses.ts, anthropic.ts, gemini.ts,
-// cohere.ts): one loopback Bun server per imitation, the record of every request it received, the queue
+// cohere.ts, bedrock.ts): one loopback Bun server per imitation, the record of every request it received, the queue
 // of scripted behaviours, the reply plan every vendor follows, and the SSE/timing helpers.
 //
 // SCRIPTING. Behaviours are queued with `upstream.script(behaviour)` and apply to the NEXT valid
@@ -102,6 +102,8 @@ export interface RecordedRequest {
   problem?: string;
   /** The scripted behaviour this request consumed, if any. */
   behaviour?: Behaviour;
+  /** Bedrock only: what verifying its SigV4 signature concluded (the refusal's reason, or the signer's key id). */
+  verification?: { readonly ok: boolean; readonly reason?: string; readonly accessKeyId?: string };
   /** The client's source port: distinct ports are distinct TCP connections (keep-alive reuse shows here). */
   readonly remotePort: number;
   /** Set when the client (the gateway) abandoned the request before it was answered in full. */
@@ -240,10 +242,11 @@ const EVENT_GAP_MS = 1;
 const CUT_GRACE_MS = 25;
 
 /**
- * A streamed body of the given frames (SSE events, or the elements of Gemini's streamed JSON array), each
- * its own write; with `cutAfter` the connection is reset after that many frames.
+ * A streamed body of the given frames (SSE events, the elements of Gemini's streamed JSON array, or
+ * Bedrock's binary event-stream messages), each its own write; with `cutAfter` the connection is reset
+ * after that many frames.
  */
-export function sseBody(frames: readonly string[], cutAfter?: number): ReadableStream<Uint8Array> {
+export function sseBody(frames: readonly (string | Uint8Array)[], cutAfter?: number): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   let sent = 0;
   return new ReadableStream<Uint8Array>({
@@ -261,7 +264,7 @@ export function sseBody(frames: readonly string[], cutAfter?: number): ReadableS
         return;
       }
       sent += 1;
-      controller.enqueue(encoder.encode(frame));
+      controller.enqueue(typeof frame === "string" ? encoder.encode(frame) : frame);
       await Bun.sleep(EVENT_GAP_MS);
     },
   });
