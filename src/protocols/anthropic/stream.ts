@@ -29,6 +29,7 @@ import {
   matches,
   type WireUsage,
 } from "./schema.ts";
+import { blockSequence, type BlockPart } from "../block-sequence.ts";
 
 // ---- decoder (upstream -> IR) --------------------------------------------------------------------
 
@@ -151,7 +152,6 @@ function eventDecoder(now: () => number) {
 
 // ---- encoder (IR -> client) ----------------------------------------------------------------------
 
-type BlockPart = Exclude<IrStreamPart, { type: "start" | "usage" | "finish" | "error" }>;
 type Emit = (event: string, data: object) => void;
 
 export function createStreamEncoder(request: IrRequest, warn: WarningSink): TransformStream<IrStreamPart, Uint8Array> {
@@ -220,7 +220,6 @@ function messageWriter(request: IrRequest, warn: WarningSink, emit: Emit) {
   return { accept, end };
 }
 
-const isStart = (part: BlockPart) => part.type === "text-start" || part.type === "reasoning-start" || part.type === "tool-call-start";
 
 /**
  * Content blocks onto the wire, one open at a time, with wire indices allocated in opening order. A
@@ -229,7 +228,6 @@ const isStart = (part: BlockPart) => part.type === "text-start" || part.type ===
 function blockWriter(emit: Emit, warn: WarningSink) {
   let nextIndex = 0;
   let open: { id: string; index: number; redacted: boolean } | undefined;
-  const waiting = new Map<string, BlockPart[]>();
 
   function openBlock(id: string, block: object, redacted = false): void {
     open = { id, index: nextIndex++, redacted };
@@ -265,38 +263,5 @@ function blockWriter(emit: Emit, warn: WarningSink) {
     }
   }
 
-  /** Opens waiting blocks in start order, replaying their held parts, until one is left open. */
-  function drain(): void {
-    for (const [id, parts] of waiting) {
-      if (open) return;
-      waiting.delete(id);
-      parts.forEach(write);
-    }
-  }
-
-  function route(part: BlockPart): void {
-    if (open?.id === part.id) {
-      write(part);
-      if (!open) drain();
-      return;
-    }
-    const held = waiting.get(part.id);
-    if (held) held.push(part);
-    else if (!isStart(part)) warn(`stream part ${part.type} for block ${part.id}, which is not open, dropped`);
-    else if (open) waiting.set(part.id, [part]);
-    else write(part);
-  }
-
-  /** At the finish every block must be closed; one the IR left open is closed rather than left broken. */
-  function closeAll(): void {
-    if (open || waiting.size > 0) warn("stream finished with content blocks still open; closed them");
-    closeBlock();
-    for (const [id, parts] of waiting) {
-      waiting.delete(id);
-      parts.forEach(write);
-      closeBlock();
-    }
-  }
-
-  return { route, closeAll };
+  return blockSequence({ openId: () => open?.id, write, closeBlock }, warn);
 }

@@ -25,6 +25,7 @@ import {
   matches,
   type TokenUsage,
 } from "./schema.ts";
+import { blockSequence, type BlockPart } from "../block-sequence.ts";
 
 export const EVENTSTREAM_HEADERS = { "content-type": "application/vnd.amazon.eventstream" } as const;
 
@@ -193,7 +194,6 @@ function frameDecoder(now: () => number, newId: () => string) {
 
 // ---- encoder (IR -> client) ----------------------------------------------------------------------
 
-type BlockPart = Exclude<IrStreamPart, { type: "start" | "usage" | "finish" | "error" }>;
 type Emit = (event: string, payload: object) => void;
 const utf8Out = new TextEncoder();
 
@@ -258,7 +258,6 @@ export function createStreamWriter(_request: IrRequest, warn: WarningSink, emit:
   return { accept, end };
 }
 
-const isStart = (part: BlockPart) => part.type === "text-start" || part.type === "reasoning-start" || part.type === "tool-call-start";
 
 /**
  * Content blocks onto the wire, one open at a time, with contentBlockIndex allocated in opening order. A
@@ -267,7 +266,6 @@ const isStart = (part: BlockPart) => part.type === "text-start" || part.type ===
 function blockWriter(frame: Emit, warn: WarningSink) {
   let nextIndex = 0;
   let open: { id: string; index: number; redacted: boolean } | undefined;
-  const waiting = new Map<string, BlockPart[]>();
 
   const openBlock = (id: string, redacted = false) => (open = { id, index: nextIndex++, redacted });
   const delta = (delta: object) => open && frame("contentBlockDelta", { contentBlockIndex: open.index, delta });
@@ -307,38 +305,5 @@ function blockWriter(frame: Emit, warn: WarningSink) {
     }
   }
 
-  /** Opens waiting blocks in start order, replaying their held parts, until one is left open. */
-  function drain(): void {
-    for (const [id, parts] of waiting) {
-      if (open) return;
-      waiting.delete(id);
-      parts.forEach(write);
-    }
-  }
-
-  function route(part: BlockPart): void {
-    if (open?.id === part.id) {
-      write(part);
-      if (!open) drain();
-      return;
-    }
-    const held = waiting.get(part.id);
-    if (held) held.push(part);
-    else if (!isStart(part)) warn(`stream part ${part.type} for block ${part.id}, which is not open, dropped`);
-    else if (open) waiting.set(part.id, [part]);
-    else write(part);
-  }
-
-  /** At the finish every block must be closed; one the IR left open is closed rather than left broken. */
-  function closeAll(): void {
-    if (open || waiting.size > 0) warn("stream finished with content blocks still open; closed them");
-    closeBlock();
-    for (const [id, parts] of waiting) {
-      waiting.delete(id);
-      parts.forEach(write);
-      closeBlock();
-    }
-  }
-
-  return { route, closeAll };
+  return blockSequence({ openId: () => open?.id, write, closeBlock }, warn);
 }

@@ -15,6 +15,7 @@ import type { StreamWriter, WarningSink } from "../types.ts";
 import { streamError } from "./errors.ts";
 import { finishFromWire, finishToWire, onceEach, usageFromWire, usageToWire } from "./response.ts";
 import { ContentDeltaEvent, ContentStartEvent, IndexedEvent, MessageEndEvent, MessageStartEvent, ToolCallDeltaEvent, ToolCallStartEvent, ToolPlanDeltaEvent, matches, type WireUsage } from "./schema.ts";
+import { blockSequence, type BlockPart } from "../block-sequence.ts";
 
 // ---- decoder (upstream -> IR) --------------------------------------------------------------------
 
@@ -133,7 +134,6 @@ function eventDecoder(now: () => number) {
 
 // ---- encoder (IR -> client) ----------------------------------------------------------------------
 
-type BlockPart = Exclude<IrStreamPart, { type: "start" | "usage" | "finish" | "error" }>;
 type Emit = (data: { type: string } & Record<string, unknown>) => void;
 
 export function createStreamEncoder(request: IrRequest, warn: WarningSink): TransformStream<IrStreamPart, Uint8Array> {
@@ -192,7 +192,6 @@ function messageWriter(warn: WarningSink, emit: Emit) {
   return { accept, end };
 }
 
-const isStart = (part: BlockPart) => part.type === "text-start" || part.type === "reasoning-start" || part.type === "tool-call-start";
 
 /**
  * Blocks onto the wire, one open at a time. Content blocks (text, thinking) and tool calls are numbered
@@ -203,7 +202,6 @@ function blockWriter(emit: Emit, warn: WarningSink) {
   let nextContent = 0;
   let nextTool = 0;
   let open: { id: string; kind: "text" | "thinking" | "tool" | "skip"; index: number } | undefined;
-  const waiting = new Map<string, BlockPart[]>();
 
   const message = (message: object) => ({ message });
   function openContent(id: string, kind: "text" | "thinking"): void {
@@ -246,38 +244,5 @@ function blockWriter(emit: Emit, warn: WarningSink) {
     }
   }
 
-  /** Opens waiting blocks in start order, replaying their held parts, until one is left open. */
-  function drain(): void {
-    for (const [id, parts] of waiting) {
-      if (open) return;
-      waiting.delete(id);
-      parts.forEach(write);
-    }
-  }
-
-  function route(part: BlockPart): void {
-    if (open?.id === part.id) {
-      write(part);
-      if (!open) drain();
-      return;
-    }
-    const held = waiting.get(part.id);
-    if (held) held.push(part);
-    else if (!isStart(part)) warn(`stream part ${part.type} for block ${part.id}, which is not open, dropped`);
-    else if (open) waiting.set(part.id, [part]);
-    else write(part);
-  }
-
-  /** At the finish every block must be closed; one the IR left open is closed rather than left broken. */
-  function closeAll(): void {
-    if (open || waiting.size > 0) warn("stream finished with content blocks still open; closed them");
-    closeBlock();
-    for (const [id, parts] of waiting) {
-      waiting.delete(id);
-      parts.forEach(write);
-      closeBlock();
-    }
-  }
-
-  return { route, closeAll };
+  return blockSequence({ openId: () => open?.id, write, closeBlock }, warn);
 }
