@@ -5,6 +5,7 @@ import { describe, expect, test } from "bun:test";
 import { EventStreamCodec, Int64 } from "@smithy/core/event-streams";
 import { fromUtf8, toUtf8 } from "@smithy/core/serde";
 import { createEventStreamDecoder, encodeEventStreamMessage, EventStreamError, EventStreamReader, MAX_MESSAGE_BYTES, type EventStreamMessage } from "../../src/transport/eventstream.ts";
+import { pieces, streamOf } from "../support/streams.ts";
 
 // ---- helpers ---------------------------------------------------------------------------------------
 
@@ -19,16 +20,6 @@ const concat = (...parts: Uint8Array[]) => {
   return out;
 };
 /** Splits bytes into pieces of `size` (the last may be shorter). */
-const pieces = (data: Uint8Array, size: number) => Array.from({ length: Math.ceil(data.length / size) }, (_, i) => data.slice(i * size, (i + 1) * size));
-
-function streamOf<T>(items: readonly T[]): ReadableStream<T> {
-  return new ReadableStream<T>({
-    start(controller) {
-      for (const item of items) controller.enqueue(item);
-      controller.close();
-    },
-  });
-}
 
 async function decodeChunks(chunks: readonly Uint8Array[]): Promise<EventStreamMessage[]> {
   const out: EventStreamMessage[] = [];

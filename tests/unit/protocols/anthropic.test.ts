@@ -11,6 +11,7 @@ import { decodeError, encodeError } from "../../../src/protocols/anthropic/error
 import { decodeResponse, encodeResponse } from "../../../src/protocols/anthropic/response.ts";
 import { createStreamDecoder, createStreamEncoder } from "../../../src/protocols/anthropic/stream.ts";
 import { sseDecoder, SSE_HEADERS } from "../../../src/transport/sse.ts";
+import { bytesOf, pieces, readAll, streamOf } from "../../support/streams.ts";
 
 // ---- helpers -----------------------------------------------------------------------------------------
 
@@ -47,33 +48,6 @@ interface ErrorFixture {
 
 const NOW_MS = 1_700_000_000_000;
 const clock = () => NOW_MS;
-const bytesOf = (text: string) => new TextEncoder().encode(text);
-
-async function readAll<T>(stream: ReadableStream<T>): Promise<T[]> {
-  const reader = stream.getReader();
-  const out: T[] = [];
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) return out;
-    out.push(value);
-  }
-}
-
-function streamOf<T>(items: readonly T[]): ReadableStream<T> {
-  return new ReadableStream<T>({
-    start(controller) {
-      for (const item of items) controller.enqueue(item);
-      controller.close();
-    },
-  });
-}
-
-/** Splits bytes into pieces of `size` (the last may be shorter). */
-function pieces(bytes: Uint8Array, size: number): Uint8Array[] {
-  const out: Uint8Array[] = [];
-  for (let at = 0; at < bytes.length; at += size) out.push(bytes.slice(at, at + size));
-  return out;
-}
 
 const decodeChunks = (chunks: readonly Uint8Array[]) => readAll(streamOf(chunks).pipeThrough(createStreamDecoder(clock)));
 const decodeText = (text: string) => decodeChunks([bytesOf(text)]);

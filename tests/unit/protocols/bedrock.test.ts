@@ -27,6 +27,7 @@ import { decodeError } from "../../../src/protocols/bedrock/errors.ts";
 import { decodeResponse, encodeResponse } from "../../../src/protocols/bedrock/response.ts";
 import { createStreamDecoder, createStreamWriter, eventFrame } from "../../../src/protocols/bedrock/stream.ts";
 import { encodeEventStreamMessage } from "../../../src/transport/eventstream.ts";
+import { pieces, readAll, streamOf } from "../../support/streams.ts";
 
 // ---- helpers -----------------------------------------------------------------------------------------
 
@@ -79,26 +80,6 @@ const concat = (parts: readonly Uint8Array[]) => {
   }
   return out;
 };
-const pieces = (data: Uint8Array, size: number) => Array.from({ length: Math.ceil(data.length / size) }, (_, i) => data.slice(i * size, (i + 1) * size));
-
-async function readAll<T>(stream: ReadableStream<T>): Promise<T[]> {
-  const reader = stream.getReader();
-  const out: T[] = [];
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) return out;
-    out.push(value);
-  }
-}
-
-function streamOf<T>(items: readonly T[]): ReadableStream<T> {
-  return new ReadableStream<T>({
-    start(controller) {
-      for (const item of items) controller.enqueue(item);
-      controller.close();
-    },
-  });
-}
 
 /** Events as Bedrock frames, written by the AWS SDK's codec (not this repository's encoder). */
 const framesOf = (events: readonly WireEvent[]) =>

@@ -11,6 +11,7 @@ import { gemini } from "../../../src/protocols/gemini/index.ts";
 import { decodeError, encodeError } from "../../../src/protocols/gemini/errors.ts";
 import { decodeResponse, encodeResponse } from "../../../src/protocols/gemini/response.ts";
 import { createArrayStreamDecoder, createArrayStreamWriter, createStreamDecoder, createStreamEncoder } from "../../../src/protocols/gemini/stream.ts";
+import { bytesOf, pieces, readAll, streamOf } from "../../support/streams.ts";
 
 // ---- helpers -----------------------------------------------------------------------------------------
 
@@ -49,30 +50,7 @@ interface ErrorFixture {
 
 const NOW_MS = 1_700_000_000_000;
 const clock = () => NOW_MS;
-const bytesOf = (text: string) => new TextEncoder().encode(text);
 const textOf = (chunks: readonly Uint8Array[]) => chunks.map((c) => new TextDecoder().decode(c)).join("");
-
-async function readAll<T>(stream: ReadableStream<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const item of stream) out.push(item);
-  return out;
-}
-
-function streamOf<T>(items: readonly T[]): ReadableStream<T> {
-  return new ReadableStream<T>({
-    start(controller) {
-      for (const item of items) controller.enqueue(item);
-      controller.close();
-    },
-  });
-}
-
-/** Splits bytes into pieces of `size` (the last may be shorter). */
-function pieces(bytes: Uint8Array, size: number): Uint8Array[] {
-  const out: Uint8Array[] = [];
-  for (let at = 0; at < bytes.length; at += size) out.push(bytes.slice(at, at + size));
-  return out;
-}
 
 const decodeChunks = (chunks: readonly Uint8Array[]) => readAll(streamOf(chunks).pipeThrough(createStreamDecoder(clock)));
 const decodeText = (text: string) => decodeChunks([bytesOf(text)]);

@@ -9,6 +9,7 @@ import { irError, type IrError, type IrRequest, type IrResponse, type IrStreamPa
 import { responses } from "../../../src/protocols/responses/index.ts";
 import { decodeError, encodeError, failureOf } from "../../../src/protocols/responses/errors.ts";
 import { sseDecoder, SSE_HEADERS } from "../../../src/transport/sse.ts";
+import { bytesOf, pieces, readAll, streamOf } from "../../support/streams.ts";
 
 // ---- helpers -----------------------------------------------------------------------------------------
 
@@ -43,27 +44,6 @@ interface StreamFixture {
   toolArguments?: string;
 }
 
-const bytesOf = (text: string) => new TextEncoder().encode(text);
-
-async function readAll<T>(stream: ReadableStream<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const item of stream) out.push(item);
-  return out;
-}
-function streamOf<T>(items: readonly T[]): ReadableStream<T> {
-  return new ReadableStream<T>({
-    start(controller) {
-      for (const item of items) controller.enqueue(item);
-      controller.close();
-    },
-  });
-}
-/** Splits bytes into pieces of `size`, so events, JSON and multi-byte characters are cut anywhere. */
-function pieces(bytes: Uint8Array, size: number): Uint8Array[] {
-  const out: Uint8Array[] = [];
-  for (let at = 0; at < bytes.length; at += size) out.push(bytes.slice(at, at + size));
-  return out;
-}
 const decodeChunks = (chunks: readonly Uint8Array[]) => readAll(streamOf(chunks).pipeThrough(responses.createStreamDecoder()));
 const decodeText = (text: string) => decodeChunks([bytesOf(text)]);
 /** Upstream events as SSE, the way OpenAI frames them. */
