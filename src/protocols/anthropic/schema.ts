@@ -5,10 +5,10 @@
 // Every object is open (extra members allowed): a member the IR does not model is not a client error,
 // it is dropped with a warning (DropLog). Unions whose error messages would be useless ("expected union
 // value") are discriminated by hand in request.ts; only the members we read are typed here.
-import { Type, type Static, type TObject, type TProperties, type TSchema } from "@sinclair/typebox";
-import { checkerFor } from "../checkers.ts";
+import { Type, type Static, type TSchema } from "@sinclair/typebox";
+import { checkerFor, joinPointer } from "../checkers.ts";
+import { DropLog as SharedDropLog } from "../drop-log.ts";
 import { ValueErrorType, type ValueError } from "@sinclair/typebox/errors";
-import { formatPath } from "../../config/schema-errors.ts";
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const Choice = (values: readonly string[], description: string) => Type.Union(values.map((v) => Type.Literal(v)), { description });
@@ -137,15 +137,6 @@ export class WireError extends Error {
   }
 }
 
-
-/** Joins a formatted prefix (`messages[1]`) and a JSON pointer inside it (`/content/0`). */
-function joinPath(prefix: string, pointer: string): string {
-  const inner = formatPath(pointer);
-  if (inner === "(root)") return prefix;
-  if (prefix === "") return inner;
-  return inner.startsWith("[") ? `${prefix}${inner}` : `${prefix}.${inner}`;
-}
-
 /** Pydantic's wording, which is what Anthropic's own 400s say (`max_tokens: Field required`). */
 function wording(error: ValueError): string {
   const schema = error.schema as TSchema & { description?: string; const?: unknown; minimum?: number };
@@ -183,7 +174,7 @@ export function expectShape<T extends TSchema>(schema: T, value: unknown, at: st
   const check = checkerFor(schema);
   if (check.Check(value)) return;
   const first = check.Errors(value).First();
-  throw first ? new WireError(joinPath(at, first.path), wording(first)) : new WireError(at, "Input is not valid");
+  throw first ? new WireError(joinPointer(at, first.path), wording(first)) : new WireError(at, "Input is not valid");
 }
 
 /** Non-throwing check for lenient upstream reading. */
@@ -203,39 +194,9 @@ const DROP_REASONS: Readonly<Record<string, string>> = {
   service_tier: "service tiers are Anthropic-only",
 };
 
-/**
- * Collects what a decode dropped, one warning per kind of member (a `cache_control` on every block is one
- * warning, not fifty), naming where it was first seen and how often.
- */
-export class DropLog {
-  private readonly seen = new Map<string, { at: string; count: number; why: string }>();
-  private readonly notes: string[] = [];
-
-  /** A value carried in a changed form (clamped, reinterpreted) rather than dropped. */
-  note(text: string): void {
-    this.notes.push(text);
-  }
-
-  drop(key: string, at: string, why: string): void {
-    const entry = this.seen.get(key);
-    if (entry) entry.count += 1;
-    else this.seen.set(key, { at, count: 1, why });
-  }
-
-  /** Warns about every member of `value` the schema does not name (and so the IR does not carry); a null one loses nothing. */
-  unknownMembers(value: object, schema: TObject<TProperties>, at: string, also: readonly string[] = []): void {
-    for (const [member, content] of Object.entries(value)) {
-      if (member in schema.properties || also.includes(member) || content === null || content === undefined) continue;
-      this.drop(member, at === "" ? member : `${at}.${member}`, DROP_REASONS[member] ?? "not modelled by the gateway's IR");
-    }
-  }
-
-  list(): string[] {
-    const drops = [...this.seen.entries()].map(([key, { at, count, why }]) => {
-      const where = at === key ? "" : ` at ${at}`;
-      const more = count > 1 ? ` (and ${count - 1} more)` : "";
-      return `${key} dropped${where}${more}: ${why}`;
-    });
-    return [...drops, ...this.notes];
+/** Drops and notes of one decode, with the reasons above. */
+export class DropLog extends SharedDropLog {
+  constructor() {
+    super(DROP_REASONS);
   }
 }

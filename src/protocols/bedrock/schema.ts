@@ -8,10 +8,10 @@
 // with exactly one member set ({"text": ...}, {"toolUse": {...}}); unionMember() tells them apart, so a
 // 400 names the member at fault. Blobs (image bytes, redacted reasoning) are base64 strings in JSON.
 // Every object is open: a member the IR does not model is dropped with a warning (DropLog).
-import { Type, type Static, type TObject, type TProperties, type TSchema } from "@sinclair/typebox";
-import { checkerFor } from "../checkers.ts";
+import { Type, type Static, type TSchema } from "@sinclair/typebox";
+import { checkerFor, joinPointer } from "../checkers.ts";
+import { DropLog as SharedDropLog } from "../drop-log.ts";
 import { ValueErrorType, type ValueError } from "@sinclair/typebox/errors";
-import { formatPath } from "../../config/schema-errors.ts";
 
 /** An enum as AWS's validation message names it: `[user, assistant]`. */
 const Choice = (values: readonly string[]) => Type.Union(values.map((v) => Type.Literal(v)), { description: `[${values.join(", ")}]` });
@@ -119,14 +119,6 @@ export class WireError extends Error {
 /** `messages[0].content[2].text` -> `messages.1.member.content.3.member.text`. */
 const awsPath = (path: string) => path.replace(/\[(\d+)\]/g, (_, i: string) => `.${Number(i) + 1}.member`).replace(/^\./, "");
 
-
-function joinPath(prefix: string, pointer: string): string {
-  const inner = formatPath(pointer);
-  if (inner === "(root)") return prefix;
-  if (prefix === "") return inner;
-  return inner.startsWith("[") ? `${prefix}${inner}` : `${prefix}.${inner}`;
-}
-
 /** AWS's constraint wording (Smithy validation messages). */
 function wording(error: ValueError): string {
   const schema = error.schema as TSchema & { description?: string; minimum?: number; maximum?: number; minLength?: number };
@@ -164,7 +156,7 @@ export function expectShape<T extends TSchema>(schema: T, value: unknown, at: st
   const check = checkerFor(schema);
   if (check.Check(value)) return;
   const first = check.Errors(value).First();
-  throw first ? new WireError(joinPath(at, first.path), wording(first)) : new WireError(at, "Member is not valid");
+  throw first ? new WireError(joinPointer(at, first.path), wording(first)) : new WireError(at, "Member is not valid");
 }
 
 /** Non-throwing check for lenient upstream reading. */
@@ -190,39 +182,9 @@ const DROP_REASONS: Readonly<Record<string, string>> = {
   context: "document context for citations is not modelled by the gateway's IR",
 };
 
-/**
- * Collects what a decode dropped, one warning per kind of member (a `cachePoint` in every turn is one
- * warning, not fifty), naming where it was first seen and how often.
- */
-export class DropLog {
-  private readonly seen = new Map<string, { at: string; count: number; why: string }>();
-  private readonly notes = new Set<string>();
-
-  /** A value carried in a changed form (converted, clamped) rather than dropped; said once. */
-  note(text: string): void {
-    this.notes.add(text);
-  }
-
-  drop(key: string, at: string, why = DROP_REASONS[key] ?? "not modelled by the gateway's IR"): void {
-    const entry = this.seen.get(key);
-    if (entry) entry.count += 1;
-    else this.seen.set(key, { at, count: 1, why });
-  }
-
-  /** Warns about every member of `value` the schema does not name; a null one asks for nothing. */
-  unknownMembers(value: object, schema: TObject<TProperties>, at: string, also: readonly string[] = []): void {
-    for (const [member, content] of Object.entries(value)) {
-      if (member in schema.properties || also.includes(member) || content === null || content === undefined) continue;
-      this.drop(member, at === "" ? member : `${at}.${member}`);
-    }
-  }
-
-  list(): string[] {
-    const drops = [...this.seen.entries()].map(([key, { at, count, why }]) => {
-      const where = at === key ? "" : ` at ${at}`;
-      const more = count > 1 ? ` (and ${count - 1} more)` : "";
-      return `${key} dropped${where}${more}: ${why}`;
-    });
-    return [...drops, ...this.notes];
+/** Drops and notes of one decode, with the reasons above. */
+export class DropLog extends SharedDropLog {
+  constructor() {
+    super(DROP_REASONS);
   }
 }

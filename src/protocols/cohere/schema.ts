@@ -6,10 +6,10 @@
 // Every object is open: a member the IR does not model is not a client error, it is dropped with a
 // warning (DropLog). Messages and content blocks are told apart by `role` / `type` in request.ts, so a
 // 400 names the exact member at fault. Upstream output is read leniently: optional, nulls accepted.
-import { Kind, Type, type Static, type TObject, type TProperties, type TSchema } from "@sinclair/typebox";
-import { checkerFor } from "../checkers.ts";
+import { Kind, Type, type Static, type TProperties, type TSchema } from "@sinclair/typebox";
+import { checkerFor, joinPointer } from "../checkers.ts";
+import { DropLog as SharedDropLog } from "../drop-log.ts";
 import { ValueErrorType, type ValueError } from "@sinclair/typebox/errors";
-import { formatPath } from "../../config/schema-errors.ts";
 
 /** Optional, and null counts as absent (the Python SDK may send None members as null). */
 const Opt = <T extends TSchema>(schema: T) => Type.Optional(Type.Union([schema, Type.Null()]));
@@ -114,15 +114,6 @@ export class WireError extends Error {
   }
 }
 
-
-/** Joins a formatted prefix (`messages[1]`) and a JSON pointer inside it (`/content/0`). */
-function joinPath(prefix: string, pointer: string): string {
-  const inner = formatPath(pointer);
-  if (inner === "(root)") return prefix;
-  if (prefix === "") return inner;
-  return inner.startsWith("[") ? `${prefix}${inner}` : `${prefix}.${inner}`;
-}
-
 function wording(error: ValueError): string {
   const schema = error.schema as TSchema & { description?: string; const?: unknown; minimum?: number };
   switch (error.type) {
@@ -163,8 +154,8 @@ function firstFault(schema: TSchema, value: unknown, at: string): WireError {
   if (!first) return new WireError(at, "invalid value");
   const variants = (first.schema as { anyOf?: TSchema[] }).anyOf;
   const nonNull = variants?.length === 2 && variants.some((v) => v[Kind] === "Null") ? variants.find((v) => v[Kind] !== "Null") : undefined;
-  if (first.type === ValueErrorType.Union && nonNull) return firstFault(nonNull, first.value, joinPath(at, first.path));
-  return new WireError(joinPath(at, first.path), wording(first));
+  if (first.type === ValueErrorType.Union && nonNull) return firstFault(nonNull, first.value, joinPointer(at, first.path));
+  return new WireError(joinPointer(at, first.path), wording(first));
 }
 
 /** Asserts `value` has the schema's shape, or throws a WireError naming the member at fault under `at`. */
@@ -189,39 +180,9 @@ const DROP_REASONS: Readonly<Record<string, string>> = {
   priority: "request priority is Cohere-only",
 };
 
-/**
- * Collects what a decode dropped, one warning per kind of member (a `citations` on every turn is one
- * warning, not fifty), naming where it was first seen and how often.
- */
-export class DropLog {
-  private readonly seen = new Map<string, { at: string; count: number; why: string }>();
-  private readonly notes = new Set<string>();
-
-  /** A value carried in a changed form (converted, clamped) rather than dropped; said once. */
-  note(text: string): void {
-    this.notes.add(text);
-  }
-
-  drop(key: string, at: string, why: string): void {
-    const entry = this.seen.get(key);
-    if (entry) entry.count += 1;
-    else this.seen.set(key, { at, count: 1, why });
-  }
-
-  /** Warns about every member of `value` the schema does not name; a null one asks for nothing. */
-  unknownMembers(value: object, schema: TObject<TProperties>, at: string): void {
-    for (const [member, content] of Object.entries(value)) {
-      if (member in schema.properties || content === null || content === undefined) continue;
-      this.drop(member, at === "" ? member : `${at}.${member}`, DROP_REASONS[member] ?? "not modelled by the gateway's IR");
-    }
-  }
-
-  list(): string[] {
-    const drops = [...this.seen.entries()].map(([key, { at, count, why }]) => {
-      const where = at === key ? "" : ` at ${at}`;
-      const more = count > 1 ? ` (and ${count - 1} more)` : "";
-      return `${key} dropped${where}${more}: ${why}`;
-    });
-    return [...drops, ...this.notes];
+/** Drops and notes of one decode, with the reasons above. */
+export class DropLog extends SharedDropLog {
+  constructor() {
+    super(DROP_REASONS);
   }
 }

@@ -7,10 +7,10 @@
 // snake_case name (the docs' curl samples send `system_instruction`, `inline_data`), so a client body is
 // first brought to lowerCamelCase (camelCaseKeys). Every object stays open: a member the IR does not
 // model is dropped with a warning (DropLog), never a 400. Upstream output is read leniently.
-import { Type, type Static, type TObject, type TProperties, type TSchema } from "@sinclair/typebox";
-import { checkerFor } from "../checkers.ts";
+import { Type, type Static, type TSchema } from "@sinclair/typebox";
+import { checkerFor, joinPointer } from "../checkers.ts";
+import { DropLog as SharedDropLog } from "../drop-log.ts";
 import { ValueErrorType, type ValueError } from "@sinclair/typebox/errors";
-import { formatPath } from "../../config/schema-errors.ts";
 
 export type Json = Record<string, unknown>;
 export const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value);
@@ -126,14 +126,6 @@ export class WireError extends Error {
   }
 }
 
-
-function joinPath(prefix: string, pointer: string): string {
-  const inner = formatPath(pointer);
-  if (inner === "(root)") return prefix;
-  if (prefix === "") return inner;
-  return inner.startsWith("[") ? `${prefix}${inner}` : `${prefix}.${inner}`;
-}
-
 /** The protobuf type names Google's 400s quote (`Invalid value at 'x' (TYPE_STRING), 5`). */
 const PROTO_TYPE: Partial<Record<ValueErrorType, string>> = {
   [ValueErrorType.String]: "TYPE_STRING",
@@ -160,7 +152,7 @@ export function expectShape<T extends TSchema>(schema: T, value: unknown, at: st
   if (check.Check(value)) return;
   const first = check.Errors(value).First();
   if (!first) throw new WireError(at, `Invalid value at '${at}'`);
-  const path = joinPath(at, first.path);
+  const path = joinPointer(at, first.path);
   throw new WireError(path, wording(path, first));
 }
 
@@ -212,39 +204,9 @@ const DROP_REASONS: Readonly<Record<string, string>> = {
   videoMetadata: "video is not modelled",
 };
 
-/**
- * Collects what a decode dropped, one warning per kind of member (a `safetySettings` in every request is
- * one warning, a `videoMetadata` on every part is one warning), naming where it was first seen and how often.
- */
-export class DropLog {
-  private readonly seen = new Map<string, { at: string; count: number; why: string }>();
-  private readonly notes: string[] = [];
-
-  /** A value carried in a changed form (clamped, reinterpreted) rather than dropped. */
-  note(text: string): void {
-    this.notes.push(text);
-  }
-
-  drop(key: string, at: string, why: string): void {
-    const entry = this.seen.get(key);
-    if (entry) entry.count += 1;
-    else this.seen.set(key, { at, count: 1, why });
-  }
-
-  /** Warns about every member of `value` the schema does not name; a null one loses nothing. */
-  unknownMembers(value: object, schema: TObject<TProperties>, at: string, also: readonly string[] = []): void {
-    for (const [member, content] of Object.entries(value)) {
-      if (member in schema.properties || also.includes(member) || content === null || content === undefined) continue;
-      this.drop(member, at === "" ? member : `${at}.${member}`, DROP_REASONS[member] ?? "not modelled by the gateway's IR");
-    }
-  }
-
-  list(): string[] {
-    const drops = [...this.seen.entries()].map(([key, { at, count, why }]) => {
-      const where = at === key ? "" : ` at ${at}`;
-      const more = count > 1 ? ` (and ${count - 1} more)` : "";
-      return `${key} dropped${where}${more}: ${why}`;
-    });
-    return [...drops, ...this.notes];
+/** Drops and notes of one decode, with the reasons above. */
+export class DropLog extends SharedDropLog {
+  constructor() {
+    super(DROP_REASONS);
   }
 }
