@@ -4,6 +4,7 @@
 // request is refused, with the reason a user would read.
 import { afterAll, describe, expect, test } from "bun:test";
 import { BedrockRuntimeClient, ConverseCommand } from "@aws-sdk/client-bedrock-runtime";
+import { fetchRequestHandler } from "../support/bedrock-client.ts";
 import {
   amzDate,
   canonicalQueryString,
@@ -458,15 +459,7 @@ describe("over HTTP, against a verifying server", () => {
   });
   afterAll(() => server.stop(true));
   const base = `http://127.0.0.1:${server.port}`;
-  // The client's default handler speaks HTTP/2 only, which Bun.serve does not; this one relays its
-  // signed request byte for byte over fetch (HTTP/1.1), after signing, so nothing it does can help it pass.
-  const requestHandler = {
-    async handle(request: { method: string; protocol: string; hostname: string; port?: number; path: string; query?: Record<string, unknown>; headers: Record<string, string>; body?: string | Uint8Array }) {
-      if (request.query && Object.keys(request.query).length > 0) throw new Error("no query expected on Converse");
-      const response = await fetch(`${request.protocol}//${request.hostname}:${request.port}${request.path}`, { method: request.method, headers: request.headers, body: request.body });
-      return { response: { statusCode: response.status, headers: Object.fromEntries(response.headers), body: new Uint8Array(await response.arrayBuffer()) } };
-    },
-  };
+  const requestHandler = fetchRequestHandler({ noQuery: true });
   const client = (secretAccessKey: string) =>
     new BedrockRuntimeClient({
       region: "us-west-2",

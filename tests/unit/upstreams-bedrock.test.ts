@@ -1,7 +1,6 @@
 // The Bedrock imitation (tests/support/upstreams/bedrock.ts) driven by the official
 // @aws-sdk/client-bedrock-runtime client, signing with SigV4 or sending a Bedrock API key as a bearer
 // token: what the SDK accepts and raises is what a gateway built on it would see.
-import { Readable } from "node:stream";
 import { afterAll, beforeEach, describe, expect, test } from "bun:test";
 import {
   BedrockRuntimeClient,
@@ -14,24 +13,15 @@ import {
 import { BEDROCK_DEFAULT_CREDENTIALS, BEDROCK_DEFAULT_KEY, startBedrockUpstream } from "../support/upstreams/bedrock.ts";
 import { SCRIPTED_USAGE } from "../support/upstreams/common.ts";
 import { awkwardPieces } from "../support/upstreams/events.ts";
+import { fetchRequestHandler } from "../support/bedrock-client.ts";
 import { EventStreamReader, type EventStreamMessage } from "../../src/transport/eventstream.ts";
 
 const MODEL_ID = "anthropic.claude-3-haiku-20240307-v1:0";
 const READ_FILE = { toolSpec: { name: "read_file", description: "Reads a file", inputSchema: { json: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } } } };
 const ask = (text: string, extra: Partial<ConverseCommandInput> = {}): ConverseCommandInput => ({ modelId: MODEL_ID, messages: [{ role: "user", content: [{ text }] }], ...extra });
 
-// The client's default handler speaks HTTP/2 only, which Bun.serve does not; this one relays the signed
-// request byte for byte over fetch (HTTP/1.1), as in tests/unit/sigv4.test.ts. An event stream reaches
-// the SDK as a Node stream (what its Node runtime reads) in 1, 3 and 7-byte pieces, so its frame parser
-// must reassemble every message.
-const requestHandler = {
-  async handle(request: { method: string; protocol: string; hostname: string; port?: number; path: string; headers: Record<string, string>; body?: string | Uint8Array }) {
-    const response = await fetch(`${request.protocol}//${request.hostname}:${request.port}${request.path}`, { method: request.method, headers: request.headers, body: request.body });
-    const bytes = new Uint8Array(await response.arrayBuffer());
-    const body = response.headers.get("content-type") === "application/vnd.amazon.eventstream" ? Readable.from(awkwardPieces(bytes)) : bytes;
-    return { response: { statusCode: response.status, headers: Object.fromEntries(response.headers), body } };
-  },
-};
+// An event stream reaches the SDK in 1, 3 and 7-byte pieces, so its frame parser must reassemble every message.
+const requestHandler = fetchRequestHandler({ awkward: true });
 
 describe("Bedrock imitation", () => {
   const up = startBedrockUpstream();
