@@ -147,16 +147,28 @@ function tapUsage(body: ReadableStream<Uint8Array>, adapter: ProtocolAdapter, re
   });
 }
 
-/** Usage from the kept edges: one pass when they join up, else head and tail apart (the tail may start mid-event). */
+/**
+ * Usage from the kept edges: one pass when they join up, else head and tail apart. The tail may start
+ * mid-event, and its last event may be longer than the tail (Responses' `response.completed` repeats the
+ * whole answer before its usage): then the last `"usage"` object in the tail is cut out and read alone.
+ */
 async function usageFromEdges(adapter: ProtocolAdapter, head: Uint8Array[], tail: Uint8Array[]): Promise<IrUsage> {
   let usage = ZERO_USAGE;
   for (const segment of tail.length === 0 ? [head] : [head, tail]) {
+    let found = false;
     const parts = new Blob(segment).stream().pipeThrough(adapter.createStreamDecoder());
     try {
-      for await (const part of parts) if (part.type === "usage") usage = mergeUsage(usage, part.usage);
+      for await (const part of parts) {
+        if (part.type !== "usage") continue;
+        usage = mergeUsage(usage, part.usage);
+        found = true;
+      }
     } catch {
       // a tail cut mid-event may not parse; what was read before still counts
     }
+    if (found || segment === head) continue;
+    const cut = adapter.usageFromResponse(usageMember(await new Blob(segment).text()));
+    if (cut) usage = mergeUsage(usage, cut);
   }
   return usage;
 }

@@ -19,14 +19,17 @@ const config = (extra = "") => `${LISTEN_ANY}
 providers:
   oai: {protocol: openai, base_url: "${oaiUp.baseURL}", api_key: ${OPENAI_DEFAULT_KEY}}
   ant: {protocol: anthropic, base_url: "${antUp.baseURL}", api_key: ${ANTHROPIC_DEFAULT_KEY}}
+  rsp: {protocol: responses, base_url: "${oaiUp.baseURL}", api_key: ${OPENAI_DEFAULT_KEY}}
   local: {protocol: mock}
 models:
   gpt-up: {provider: oai, model: gpt-4o-mini}
   claude-up: {provider: ant, model: claude-haiku-4-5}
+  resp-up: {provider: rsp, model: gpt-5-mini}
   mock-1: {provider: local}
 pools:
   to-openai: {members: [{model: gpt-up}]}
   to-anthropic: {members: [{model: claude-up}]}
+  to-responses: {members: [{model: resp-up}]}
   default: {members: [{model: mock-1}]}
 ${extra}`;
 
@@ -146,23 +149,42 @@ describe("same protocol is lossless", () => {
 });
 
 describe("metering on same-protocol streams", () => {
-  test("usage is read from the passing stream, short or long (first and last bytes only)", async () => {
-    const debug = await startGateway(config(), { env: { GATEWAY_LOG_LEVEL: "debug" } });
-    try {
-      for (const text of ["short", "long ".repeat(8000)]) {
-        antUp.script({ detailedUsage: true });
-        const response = await fetch(`${debug.data}/v1/messages`, {
+  // The usage sits in the stream's first and last events; Responses' response.completed repeats the whole
+  // answer before its usage, so a long answer's last event is longer than the kept tail.
+  const cases = [
+    {
+      name: "Anthropic",
+      lane: "claude-up",
+      up: antUp,
+      cache: { inputCacheRead: SCRIPTED_USAGE.cacheReadInputTokens, inputCacheWrite: SCRIPTED_USAGE.cacheCreationInputTokens },
+      send: (base: string, text: string) =>
+        fetch(`${base}/v1/messages`, {
           method: "POST",
           headers: { "x-api-key": "k", "anthropic-version": "2023-06-01" },
           body: JSON.stringify({ model: "to-anthropic", max_tokens: 64, stream: true, messages: [{ role: "user", content: text }] }),
-        });
+        }),
+    },
+    {
+      name: "Responses",
+      lane: "resp-up",
+      up: oaiUp,
+      cache: { inputCacheRead: SCRIPTED_USAGE.cachedTokens, inputCacheWrite: SCRIPTED_USAGE.cacheCreationInputTokens },
+      send: (base: string, text: string) => fetch(`${base}/v1/responses`, { method: "POST", headers: { authorization: "Bearer k" }, body: JSON.stringify({ model: "to-responses", stream: true, input: text }) }),
+    },
+  ];
+  test.each(cases)("$name: usage is read from the passing stream, short or long (first and last bytes only)", async ({ lane, up, cache, send }) => {
+    const debug = await startGateway(config(), { env: { GATEWAY_LOG_LEVEL: "debug" } });
+    try {
+      for (const text of ["short", "long ".repeat(8000)]) {
+        up.script({ detailedUsage: true });
+        const response = await send(debug.data, text);
         expect((await response.text()).length).toBeGreaterThan(text.length);
       }
       await Bun.sleep(100);
       const usages = debug.logs.map((l) => JSON.parse(l)).filter((r) => r.msg === "usage");
       expect(usages).toHaveLength(2);
       for (const usage of usages) {
-        expect(usage).toMatchObject({ lane: "claude-up", inputCacheRead: SCRIPTED_USAGE.cacheReadInputTokens, inputCacheWrite: SCRIPTED_USAGE.cacheCreationInputTokens });
+        expect(usage).toMatchObject({ lane, ...cache });
         expect(usage.inputNoCache).toBeGreaterThan(0);
         expect(usage.output).toBeGreaterThan(0);
       }
