@@ -2,6 +2,7 @@
 // are translated event by event as they arrive (bytes -> IR parts -> bytes); nothing is buffered whole.
 import { irError, type IrError, type IrRequest } from "../ir/index.ts";
 import { adapterFor } from "../protocols/registry.ts";
+import { renameTools, restoreContent, restorePart, type ToolRenaming } from "../protocols/tool-names.ts";
 import type { ProtocolAdapter, StreamWriter } from "../protocols/types.ts";
 import type { Exchange } from "./pipeline.ts";
 import { noAnswerError, sendUpstream } from "./upstream-call.ts";
@@ -10,7 +11,8 @@ export async function translate(exchange: Exchange, request: IrRequest): Promise
   const { ingress, lane, warn } = exchange;
   const egress = adapterFor(lane.provider.protocol);
   if (!egress) return ingress.encodeError(irError("api_error", `provider ${lane.provider.name} speaks ${lane.provider.protocol}, which this build cannot call`, { status: 501 }));
-  const encoded = egress.encodeRequest(request, lane.upstreamModel);
+  const renaming = renameTools(request, egress.toolNames, warn);
+  const encoded = egress.encodeRequest(renaming?.request ?? request, lane.upstreamModel);
   encoded.warnings.forEach(warn);
   const outcome = await sendUpstream(exchange, egress, { path: encoded.path, body: JSON.stringify(encoded.body) });
   if (!outcome.ok) return ingress.encodeError(noAnswerError(outcome));
@@ -21,7 +23,7 @@ export async function translate(exchange: Exchange, request: IrRequest): Promise
     if (!upstream.body) {
       return ingress.encodeError(irError("api_error", "upstream sent an empty stream", { status: 502 }));
     }
-    return new Response(translatedStream(upstream.body, egress, ingress, request, warn, lane.upstreamModel), { headers: ingress.streamHeaders });
+    return new Response(translatedStream(upstream.body, egress, ingress, request, warn, lane.upstreamModel, renaming), { headers: ingress.streamHeaders });
   }
   let wire: unknown;
   try {
@@ -33,7 +35,8 @@ export async function translate(exchange: Exchange, request: IrRequest): Promise
   if (!decoded.ok) return ingress.encodeError({ ...decoded.error, status: 502, kind: "api_error" });
   decoded.warnings.forEach(warn);
   // Some answers (Cohere's) do not name their model: the lane's upstream model is what served it.
-  const response = decoded.value.model === "" ? { ...decoded.value, model: lane.upstreamModel } : decoded.value;
+  let response = decoded.value.model === "" ? { ...decoded.value, model: lane.upstreamModel } : decoded.value;
+  if (renaming) response = { ...response, content: restoreContent(response.content, renaming) };
   return Response.json(ingress.encodeResponse(response, warn));
 }
 
@@ -51,6 +54,7 @@ export function translatedStream(
   warn: (warning: string) => void,
   /** Named in the start part when the upstream's stream does not name its model. */
   upstreamModel: string,
+  renaming?: ToolRenaming,
 ): ReadableStream<Uint8Array> {
   const reader = body.pipeThrough(egress.createStreamDecoder()).getReader();
   let ended = false;
@@ -77,7 +81,8 @@ export function translatedStream(
         try {
           const { done, value } = await reader.read();
           if (done) return finish(controller, irError("api_error", "the upstream stream ended before it finished", { status: 502, failure: "transient" }));
-          writer?.accept(value.type === "start" && value.model === "" ? { ...value, model: upstreamModel } : value);
+          const part = value.type === "start" && value.model === "" ? { ...value, model: upstreamModel } : value;
+          writer?.accept(renaming ? restorePart(part, renaming) : part);
           if (value.type === "finish" || value.type === "error") {
             finish(controller);
             void reader.cancel().catch(() => {});

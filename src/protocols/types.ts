@@ -2,6 +2,7 @@
 // a pairwise translator. Ingress functions face the client; egress functions face the upstream.
 // Stream transformers hold their per-stream state in their own closure.
 import type { IrError, IrRequest, IrResponse, IrStreamPart, IrUsage } from "../ir/index.ts";
+import type { ToolNameRule } from "./tool-names.ts";
 
 export type WireProtocol = "openai" | "anthropic" | "gemini" | "bedrock" | "cohere" | "responses";
 
@@ -61,6 +62,8 @@ export interface ProtocolAdapter {
   clientCredential(request: Request): string | undefined;
 
   // egress: the upstream speaks this protocol
+  /** The tool names the upstream accepts; others are renamed for the call and restored in the answer. */
+  readonly toolNames: ToolNameRule;
   encodeRequest(request: IrRequest, upstreamModel: string): EncodedRequest;
   /** Headers that carry the provider's key (and any required version header). */
   authHeaders(apiKey: string): Record<string, string>;

@@ -155,3 +155,27 @@ describe("the routes around the SDKs' own calls", () => {
     expect(UPSTREAMS.anthropic.up.requests).toHaveLength(0);
   });
 });
+
+describe("tool names an upstream refuses", () => {
+  // `fs.read-file` is a valid Gemini name; OpenAI, Anthropic and Bedrock refuse the dot, Cohere the dot
+  // and the dash. The upstream gets a name it takes; the client gets its own name back, and its history
+  // carrying that name is renamed again on the next turn.
+  test.each(PROTOCOLS.filter((p) => p !== "gemini"))("Gemini SDK -> %s: renamed for the call, restored in the answer", async (protocol) => {
+    UPSTREAMS[protocol].up.script({ toolCall: true });
+    const trip = await clients["Google GenAI"]!.toolRoundTrip(`to-${protocol}`, "# gateway readme", "fs.read-file");
+    expect(trip.call).toEqual({ name: "fs.read-file", arguments: { path: "README.md" } });
+    expect(trip.answer).toBe("tool result: # gateway readme");
+    expectValidUpstreamCalls(protocol, 2);
+    const sent = UPSTREAMS[protocol].up.requests.map((r) => r.rawBody).join("\n");
+    expect(sent).not.toContain("fs.read-file");
+    expect(sent).toContain(protocol === "cohere" ? "fs_read_file" : "fs_read-file");
+  });
+
+  test("OpenAI SDK -> cohere: a dash Cohere refuses", async () => {
+    UPSTREAMS.cohere.up.script({ toolCall: true });
+    const trip = await clients["OpenAI chat"]!.toolRoundTrip("to-cohere", "# gateway readme", "read-file");
+    expect(trip.call).toEqual({ name: "read-file", arguments: { path: "README.md" } });
+    expect(trip.answer).toBe("tool result: # gateway readme");
+    expectValidUpstreamCalls("cohere", 2);
+  });
+});

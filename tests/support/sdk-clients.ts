@@ -11,11 +11,12 @@ import { fetchRequestHandler } from "./bedrock-client.ts";
 
 export const CLIENT_KEY = "client-key";
 export const SYSTEM = "be brief";
-export const READ_FILE = {
-  name: "read_file",
+/** The one tool every round trip offers, under the name asked for (default `read_file`). */
+export const readFile = (name = "read_file") => ({
+  name,
   description: "Reads a file",
   parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } as Record<string, unknown>,
-};
+});
 const ASK_TOOL = "read the readme";
 
 export interface Turn {
@@ -41,12 +42,12 @@ export interface SdkClient {
   readonly finish: { readonly stop: string; readonly tool: string };
   nonStream(model: string, text: string): Promise<Turn>;
   stream(model: string, text: string): Promise<StreamedTurn>;
-  toolRoundTrip(model: string, result: string): Promise<ToolTrip>;
+  /** Offers the tool under `name`, streams the call, sends `result` back. */
+  toolRoundTrip(model: string, result: string, name?: string): Promise<ToolTrip>;
 }
 
 function openaiChat(base: string): SdkClient {
   const client = new OpenAI({ apiKey: CLIENT_KEY, baseURL: `${base}/v1`, maxRetries: 0 });
-  const tools: OpenAI.ChatCompletionTool[] = [{ type: "function", function: READ_FILE }];
   return {
     name: "OpenAI chat",
     finish: { stop: "stop", tool: "tool_calls" },
@@ -69,7 +70,9 @@ function openaiChat(base: string): SdkClient {
       }
       return { text: out, deltas, finish, outputTokens };
     },
-    async toolRoundTrip(model, result) {
+    async toolRoundTrip(model, result, name) {
+      const tool = readFile(name);
+      const tools: OpenAI.ChatCompletionTool[] = [{ type: "function", function: tool }];
       const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: "user", content: ASK_TOOL }];
       const first = await client.chat.completions.stream({ model, messages, tools }).finalChatCompletion();
       const call = first.choices[0]!.message.tool_calls?.[0];
@@ -83,7 +86,6 @@ function openaiChat(base: string): SdkClient {
 
 function anthropic(base: string): SdkClient {
   const client = new Anthropic({ apiKey: CLIENT_KEY, baseURL: base, maxRetries: 0 });
-  const tools: Anthropic.Tool[] = [{ name: READ_FILE.name, description: READ_FILE.description, input_schema: READ_FILE.parameters as unknown as Anthropic.Tool.InputSchema }];
   const textOf = (message: Anthropic.Message) => message.content.map((b) => (b.type === "text" ? b.text : "")).join("");
   return {
     name: "Anthropic",
@@ -99,7 +101,9 @@ function anthropic(base: string): SdkClient {
       const final = await stream.finalMessage();
       return { text: textOf(final), deltas, finish: final.stop_reason ?? undefined, outputTokens: final.usage.output_tokens };
     },
-    async toolRoundTrip(model, result) {
+    async toolRoundTrip(model, result, name) {
+      const tool = readFile(name);
+      const tools: Anthropic.Tool[] = [{ name: tool.name, description: tool.description, input_schema: tool.parameters as unknown as Anthropic.Tool.InputSchema }];
       const messages: Anthropic.MessageParam[] = [{ role: "user", content: ASK_TOOL }];
       const first = await client.messages.stream({ model, max_tokens: 256, messages, tools }).finalMessage();
       const use = first.content.find((b) => b.type === "tool_use");
@@ -113,7 +117,6 @@ function anthropic(base: string): SdkClient {
 
 function gemini(base: string): SdkClient {
   const client = new GoogleGenAI({ apiKey: CLIENT_KEY, httpOptions: { baseUrl: base } });
-  const tools = [{ functionDeclarations: [{ name: READ_FILE.name, description: READ_FILE.description, parametersJsonSchema: READ_FILE.parameters }] }];
   return {
     name: "Google GenAI",
     finish: { stop: "STOP", tool: "STOP" },
@@ -133,7 +136,9 @@ function gemini(base: string): SdkClient {
       }
       return { text: out, deltas, finish, outputTokens };
     },
-    async toolRoundTrip(model, result) {
+    async toolRoundTrip(model, result, name) {
+      const tool = readFile(name);
+      const tools = [{ functionDeclarations: [{ name: tool.name, description: tool.description, parametersJsonSchema: tool.parameters }] }];
       const contents: Content[] = [{ role: "user", parts: [{ text: ASK_TOOL }] }];
       const modelParts: NonNullable<Content["parts"]> = [];
       let call: FunctionCall | undefined;
@@ -154,7 +159,6 @@ function gemini(base: string): SdkClient {
 function bedrock(base: string): SdkClient {
   // Inbound SigV4 with issued credentials comes with governance; the gateway takes a bearer key today.
   const client = new BedrockRuntimeClient({ region: "us-east-1", endpoint: base, maxAttempts: 1, requestHandler: fetchRequestHandler(), token: { token: CLIENT_KEY }, authSchemePreference: ["httpBearerAuth"] });
-  const toolConfig = { tools: [{ toolSpec: { name: READ_FILE.name, description: READ_FILE.description, inputSchema: { json: READ_FILE.parameters } } }] } as ToolConfiguration;
   const user = (text: string): BedrockMessage => ({ role: "user", content: [{ text }] });
   return {
     name: "Bedrock Runtime",
@@ -178,7 +182,9 @@ function bedrock(base: string): SdkClient {
       }
       return { text: out, deltas, finish, outputTokens };
     },
-    async toolRoundTrip(model, result) {
+    async toolRoundTrip(model, result, name) {
+      const tool = readFile(name);
+      const toolConfig = { tools: [{ toolSpec: { name: tool.name, description: tool.description, inputSchema: { json: tool.parameters } } }] } as ToolConfiguration;
       const messages: BedrockMessage[] = [user(ASK_TOOL)];
       const reply = await client.send(new ConverseStreamCommand({ modelId: model, messages, toolConfig }));
       let start: { toolUseId?: string; name?: string } | undefined;
@@ -201,7 +207,6 @@ function bedrock(base: string): SdkClient {
 function cohere(base: string): SdkClient {
   const client = new CohereClientV2({ token: CLIENT_KEY, environment: base });
   const options = { maxRetries: 0 };
-  const tools: Cohere.ToolV2[] = [{ type: "function", function: READ_FILE as unknown as Cohere.ToolV2Function }];
   const textOf = (content: Cohere.AssistantMessageResponse["content"]) => (content ?? []).map((c) => (c.type === "text" ? c.text : "")).join("");
   return {
     name: "Cohere",
@@ -221,7 +226,9 @@ function cohere(base: string): SdkClient {
       }
       return { text: out, deltas, finish, outputTokens };
     },
-    async toolRoundTrip(model, result) {
+    async toolRoundTrip(model, result, name) {
+      const tool = readFile(name);
+      const tools: Cohere.ToolV2[] = [{ type: "function", function: tool as unknown as Cohere.ToolV2Function }];
       const messages: Cohere.ChatMessageV2[] = [{ role: "user", content: ASK_TOOL }];
       let call: { id: string; name: string; arguments: string } | undefined;
       let toolPlan = "";
@@ -248,7 +255,6 @@ function cohere(base: string): SdkClient {
 
 function openaiResponses(base: string): SdkClient {
   const client = new OpenAI({ apiKey: CLIENT_KEY, baseURL: `${base}/v1`, maxRetries: 0 });
-  const tools: OpenAI.Responses.FunctionTool[] = [{ type: "function", ...READ_FILE, parameters: { ...READ_FILE.parameters }, strict: false }];
   return {
     name: "OpenAI responses",
     finish: { stop: "completed", tool: "completed" },
@@ -263,7 +269,9 @@ function openaiResponses(base: string): SdkClient {
       const final = await stream.finalResponse();
       return { text: final.output_text, deltas, finish: final.status, outputTokens: final.usage?.output_tokens ?? 0 };
     },
-    async toolRoundTrip(model, result) {
+    async toolRoundTrip(model, result, name) {
+      const tool = readFile(name);
+      const tools: OpenAI.Responses.FunctionTool[] = [{ type: "function", ...tool, parameters: { ...tool.parameters }, strict: false }];
       const input: OpenAI.Responses.ResponseInputItem[] = [{ role: "user", content: ASK_TOOL }];
       const first = await client.responses.stream({ model, input, tools }).finalResponse();
       const call = first.output.find((item) => item.type === "function_call");

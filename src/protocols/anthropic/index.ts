@@ -7,6 +7,7 @@ import { decodeError, encodeError } from "./errors.ts";
 import { MESSAGES_PATH, decodeRequest, encodeRequest } from "./request.ts";
 import { decodeResponse, encodeResponse, usageFromResponse } from "./response.ts";
 import { createStreamDecoder, createStreamEncoder, createStreamWriter } from "./stream.ts";
+import { DASHED_64 } from "../tool-names.ts";
 
 /** The API version the gateway speaks upstream; every Messages request must name one. */
 export const ANTHROPIC_VERSION = "2023-06-01";
@@ -31,6 +32,7 @@ export const anthropic: ProtocolAdapter = {
   encodeError,
   clientCredential,
 
+  toolNames: DASHED_64,
   encodeRequest,
   authHeaders: (apiKey) => ({ "x-api-key": apiKey, "anthropic-version": ANTHROPIC_VERSION }),
   // The adapter contract passes no clock; these default to the wall clock.

@@ -9,6 +9,7 @@ import { decodeError, encodeError } from "./errors.ts";
 import { decodeRequest, encodeRequest, upstreamPath } from "./request.ts";
 import { decodeResponse, encodeResponse, usageFromResponse } from "./response.ts";
 import { EVENTSTREAM_HEADERS, createStreamDecoder, createStreamEncoder, createStreamWriter } from "./stream.ts";
+import { DASHED_64 } from "../tool-names.ts";
 
 export const bedrock: ProtocolAdapter = {
   name: "bedrock",
@@ -23,6 +24,7 @@ export const bedrock: ProtocolAdapter = {
   // SigV4-signed request's Authorization is not a Bearer token and is verified elsewhere.
   clientCredential: (request) => bearerToken(request.headers),
 
+  toolNames: DASHED_64,
   encodeRequest,
   authHeaders: (apiKey) => ({ authorization: `Bearer ${apiKey}` }),
   // The adapter contract passes no clock; these default to the wall clock and random ids.

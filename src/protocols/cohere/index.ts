@@ -8,6 +8,7 @@ import { decodeError, encodeError } from "./errors.ts";
 import { CHAT_PATH, decodeRequest, encodeRequest } from "./request.ts";
 import { decodeResponse, encodeResponse, usageFromResponse } from "./response.ts";
 import { createStreamDecoder, createStreamEncoder, createStreamWriter } from "./stream.ts";
+import { COHERE_NAMES } from "../tool-names.ts";
 
 export const cohere: ProtocolAdapter = {
   name: "cohere",
@@ -21,6 +22,7 @@ export const cohere: ProtocolAdapter = {
   // The reference: "Bearer authentication of the form `Bearer <token>`"; the SDK sends its token so.
   clientCredential: (request) => bearerToken(request.headers),
 
+  toolNames: COHERE_NAMES,
   encodeRequest,
   authHeaders: (apiKey) => ({ authorization: `Bearer ${apiKey}` }),
   // The adapter contract passes no clock; these default to the wall clock.

@@ -7,6 +7,7 @@ import { decodeError, encodeError } from "./errors.ts";
 import { decodeRequest, encodeRequest, generatePath } from "./request.ts";
 import { decodeResponse, encodeResponse, usageFromResponse } from "./response.ts";
 import { createArrayStreamDecoder, createArrayStreamEncoder, createArrayStreamWriter, createStreamDecoder, createStreamEncoder, createStreamWriter } from "./stream.ts";
+import { GEMINI_NAMES } from "../tool-names.ts";
 
 /** `x-goog-api-key`, as the SDK sends it; else the `key` query parameter of the docs' curl samples. */
 function clientCredential(request: Request): string | undefined {
@@ -30,6 +31,7 @@ const sse: ProtocolAdapter = {
   encodeError,
   clientCredential,
 
+  toolNames: GEMINI_NAMES,
   encodeRequest,
   authHeaders: (apiKey) => ({ "x-goog-api-key": apiKey }),
   // The adapter contract passes no clock; these default to the wall clock.

@@ -8,6 +8,7 @@ import { decodeError, encodeError } from "./errors.ts";
 import { decodeRequest, encodeRequest } from "./request.ts";
 import { decodeResponse, encodeResponse, usageFromResponse } from "./response.ts";
 import { createStreamDecoder, createStreamEncoder, createStreamWriter } from "./stream.ts";
+import { DASHED_64 } from "../tool-names.ts";
 
 export const CHAT_COMPLETIONS_PATH = "/chat/completions";
 
@@ -22,6 +23,7 @@ export const openai: ProtocolAdapter = {
   encodeError,
   clientCredential: (request) => bearerToken(request.headers),
 
+  toolNames: DASHED_64,
   encodeRequest,
   authHeaders: (apiKey) => ({ authorization: `Bearer ${apiKey}` }),
   decodeResponse,

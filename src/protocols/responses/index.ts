@@ -8,6 +8,7 @@ import { decodeError, encodeError } from "./errors.ts";
 import { RESPONSES_PATH, decodeRequest, encodeRequest } from "./request.ts";
 import { decodeResponse, encodeResponse, usageFromResponse } from "./response.ts";
 import { createStreamDecoder, createStreamEncoder, createStreamWriter } from "./stream.ts";
+import { DASHED_64 } from "../tool-names.ts";
 
 export const responses: ProtocolAdapter = {
   name: "responses",
@@ -20,6 +21,7 @@ export const responses: ProtocolAdapter = {
   encodeError,
   clientCredential: (request) => bearerToken(request.headers),
 
+  toolNames: DASHED_64,
   encodeRequest,
   authHeaders: (apiKey) => ({ authorization: `Bearer ${apiKey}` }),
   decodeResponse,
