@@ -3,10 +3,15 @@ import { adminFetch } from "./admin/index.ts";
 import type { AdminDeps } from "./admin/deps.ts";
 import { dataHandlers } from "./dataplane/index.ts";
 import { defaultTooLarge } from "./http/serve.ts";
+import { RoutingState } from "./routing/state.ts";
+import { laneStates } from "./routing/views.ts";
 import { dataPlaneMetrics } from "./telemetry/metrics.ts";
 
 export type AppDeps = AdminDeps;
 
-export function buildApps(deps: AppDeps) {
-  return { data: dataHandlers({ ...deps, metrics: dataPlaneMetrics() }), admin: { fetch: adminFetch(deps), routes: {}, tooLarge: defaultTooLarge } };
+export function buildApps(deps: AppDeps, random: () => number = Math.random) {
+  const routing = new RoutingState({ now: deps.now, random });
+  const metrics = dataPlaneMetrics();
+  metrics.registry.gauge("gateway_lane_state", "Breaker state per (pool, lane): 0 Closed, 1 HalfOpen, 2 Open.", ["pool", "lane"], () => laneStates(deps.holder.current, routing));
+  return { data: dataHandlers({ ...deps, metrics, routing }), admin: { fetch: adminFetch(deps), routes: {}, tooLarge: defaultTooLarge }, routing };
 }

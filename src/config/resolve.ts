@@ -228,6 +228,7 @@ export function resolveConfig(validated: GatewayConfig, ctx: ResolveContext): Re
       providers,
       lanes,
       pools,
+      laneDefaults: { breaker: { ...BREAKER_DEFAULTS, ...routing.breaker }, failover: { ...FAILOVER_DEFAULTS, ...routing.failover } },
       globalHooks,
       listeners,
       auth: { chain, adminChain, adminTokens, upstreamCredentials: cfg.upstream_credentials ?? "own" },

@@ -3,7 +3,7 @@
 import type { PoolSettings } from "../transport/upstream.ts";
 import type { ResolvedProvider } from "../providers/provider.ts";
 import type { Lane } from "../routing/lane.ts";
-import type { Pool } from "../routing/pool.ts";
+import type { BreakerSettings, FailoverSettings, Pool } from "../routing/pool.ts";
 import type { GatewayConfig } from "./schema.ts";
 import type { Secret } from "./secret.ts";
 
@@ -30,6 +30,8 @@ export interface Snapshot {
   readonly lanes: ReadonlyMap<string, Lane>;
   /** Named pools and the implicit one-lane pools of bare model aliases. */
   readonly pools: ReadonlyMap<string, Pool>;
+  /** The `routing:` defaults: the settings of the lane-default cell direct routes use. */
+  readonly laneDefaults: { readonly breaker: BreakerSettings; readonly failover: FailoverSettings };
   readonly globalHooks: readonly string[];
   readonly listeners: { readonly data: ListenerSettings; readonly admin: ListenerSettings };
   readonly auth: {

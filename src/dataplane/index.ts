@@ -5,6 +5,7 @@ import type { Logger } from "../telemetry/logger.ts";
 import { directRoutes } from "./direct.ts";
 import { healthRoutes } from "./health.ts";
 import { metricsRoutes } from "./metrics.ts";
+import { statsRoutes } from "./stats.ts";
 import { modelsRoutes } from "./models.ts";
 import type { PipelineDeps } from "./pipeline.ts";
 import { irError } from "../ir/index.ts";
@@ -19,7 +20,8 @@ export interface DataPlaneDeps extends PipelineDeps {
 
 export function buildDataApp(deps: DataPlaneDeps) {
   return listenerApp("data", deps.logger)
-    .use(healthRoutes(deps.holder))
+    .use(healthRoutes(deps.holder, deps.routing))
+    .use(statsRoutes(deps.holder, deps.routing))
     .use(modelsRoutes(deps.holder, deps.startedAt))
     .use(metricsRoutes(deps.holder, deps.metrics))
     .use(protocolRoutes(deps))

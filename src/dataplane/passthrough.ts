@@ -1,11 +1,12 @@
 // Same protocol both sides: the client's body goes up with only the model rewritten, and the upstream's
 // bytes come back unchanged, so members the IR does not model survive both ways. Usage is still read
 // (non-stream) or tapped from the stream on the side, for metering.
-import { mergeUsage, ZERO_USAGE, type IrUsage } from "../ir/index.ts";
+import { irError, mergeUsage, ZERO_USAGE, type IrUsage } from "../ir/index.ts";
 import type { ProtocolAdapter } from "../protocols/types.ts";
+import type { AttemptResult, LaneTicket } from "../routing/failover.ts";
 import { relayHeaders } from "../transport/upstream.ts";
 import type { Exchange } from "./pipeline.ts";
-import { noAnswerError, sendUpstream } from "./upstream-call.ts";
+import { firstOf, noAnswerFailure, sendUpstream } from "./upstream-call.ts";
 
 /** Client headers a vendor's SDK sends that change the upstream's behaviour, forwarded as they are. */
 const FORWARDED_HEADERS: Partial<Record<string, readonly string[]>> = {
@@ -21,30 +22,37 @@ function forwarded(adapter: ProtocolAdapter, request: Request): Record<string, s
   return out;
 }
 
-export async function passThrough(exchange: Exchange): Promise<Response> {
+export async function passThrough(exchange: Exchange, ticket: LaneTicket): Promise<AttemptResult<Response>> {
   const { ingress, lane, body, request, deps, context } = exchange;
   const stream = context.pathStream ?? body.stream === true;
   const upstreamBody = JSON.stringify(ingress.rewriteModel(body, lane.upstreamModel));
   const outcome = await sendUpstream(exchange, ingress, { path: ingress.upstreamPath(lane.upstreamModel, stream), body: upstreamBody, headers: forwarded(ingress, request) });
-  if (!outcome.ok) return ingress.encodeError(noAnswerError(outcome));
+  if (!outcome.ok) return noAnswerFailure(ingress, outcome);
   const upstream = outcome.response;
   const headers = relayHeaders(upstream.headers);
   const record = (usage: IrUsage) => {
     if (deps.logger.enabled("debug")) deps.logger.debug("usage", { model: exchange.model, lane: lane.name, ...usage });
   };
 
+  if (!upstream.ok) {
+    // The vendor's own error, relayed byte for byte when the caller is to hear it.
+    const text = await upstream.text();
+    return { ok: false, error: ingress.decodeError(upstream.status, text, upstream.headers), cause: "upstream", relay: () => new Response(text, { status: upstream.status, headers }) };
+  }
   // Streams are SSE, AWS event-stream frames (Bedrock) or a streamed JSON array (Gemini without alt=sse):
   // what the request asked for decides, not the content type.
-  if (!upstream.ok || !stream || !upstream.body) {
+  if (!stream || !upstream.body) {
     const text = await upstream.text();
-    if (upstream.ok) {
-      const usage = ingress.usageFromResponse(text.length < WHOLE_PARSE_BYTES ? parseOrUndefined(text) : usageMember(text));
-      if (usage) record(mergeUsage(ZERO_USAGE, usage));
-      else exchange.warn("no usage found in the upstream response");
-    }
-    return new Response(text, { status: upstream.status, headers });
+    const usage = ingress.usageFromResponse(text.length < WHOLE_PARSE_BYTES ? parseOrUndefined(text) : usageMember(text));
+    if (usage) record(mergeUsage(ZERO_USAGE, usage));
+    else exchange.warn("no usage found in the upstream response");
+    return { ok: true, value: new Response(text, { status: upstream.status, headers }) };
   }
-  return new Response(tapUsage(upstream.body, ingress, record), { status: upstream.status, headers });
+  // Nothing reaches the client before the upstream's first bytes: until then the request may fail over.
+  const reader: ByteReader = upstream.body.getReader();
+  const first = await firstOf(reader, ingress);
+  if (!first.ok) return first.failure;
+  return { ok: true, value: new Response(tapUsage(first.value, reader, ingress, record, ticket), { status: upstream.status, headers }), settlesLater: true };
 }
 
 /** Below this size the native JSON.parse of the whole body beats cutting the usage out (measured on a 945-byte answer: 0.7 vs 1.1 µs). */
@@ -98,6 +106,8 @@ function objectAfterColon(text: string, from: number): number {
   return text.charCodeAt(i) === OPEN ? i : -1;
 }
 
+type ByteReader = Pick<ReadableStreamDefaultReader<Uint8Array>, "read" | "cancel">;
+
 /** How much of a stream's start and end is kept for reading usage (it sits in the first and last events). */
 const EDGE_BYTES = 8192;
 
@@ -106,8 +116,13 @@ const EDGE_BYTES = 8192;
  * decoded once for usage (Anthropic reports input in message_start and output in message_delta; OpenAI
  * in the last chunk). Decoding every chunk as it passed cost more than the whole relay.
  */
-function tapUsage(body: ReadableStream<Uint8Array>, adapter: ProtocolAdapter, record: (usage: IrUsage) => void): ReadableStream<Uint8Array> {
-  const reader = body.getReader();
+function tapUsage(
+  first: Uint8Array,
+  reader: ByteReader,
+  adapter: ProtocolAdapter,
+  record: (usage: IrUsage) => void,
+  ticket: LaneTicket,
+): ReadableStream<Uint8Array> {
   const head: Uint8Array[] = [];
   let headBytes = 0;
   let tail: Uint8Array[] = [];
@@ -127,21 +142,28 @@ function tapUsage(body: ReadableStream<Uint8Array>, adapter: ProtocolAdapter, re
     tail = [];
   };
   return new ReadableStream<Uint8Array>({
+    start(controller) {
+      keep(first);
+      controller.enqueue(first);
+    },
     async pull(controller) {
       try {
         const { done, value } = await reader.read();
         if (done) {
           finish();
+          ticket.ok();
           controller.close();
           return;
         }
         keep(value);
         controller.enqueue(value);
       } catch (error) {
+        ticket.broke(irError("api_error", "the upstream stream broke off", { status: 502, failure: "transient" }));
         controller.error(error);
       }
     },
     cancel(reason) {
+      ticket.released();
       return reader.cancel(reason);
     },
   });

@@ -1,13 +1,17 @@
-// One model request, whatever the ingress protocol: authenticate, read the body, find the pool and a
-// lane, then one of three paths: the in-process mock (through the IR), same protocol (bytes pass
-// through), or another protocol (through the IR). Errors answer in the ingress protocol's own shape.
+// One model request, whatever the ingress protocol: authenticate, read the body, find the pool, then let
+// the routing engine try its lanes (routing/failover.ts). Each attempt takes one of three paths: the
+// in-process mock (through the IR), same protocol (bytes pass through), or another protocol (through
+// the IR). Errors answer in the ingress protocol's own shape.
 import { authenticateIngress } from "../auth/ingress-chain.ts";
 import type { ConfigHolder, Snapshot } from "../config/snapshot.ts";
 import { closeConnection, BodyTooLargeError } from "../http/serve.ts";
 import { irError, type IrError, type IrRequest } from "../ir/index.ts";
 import { mockRespond, mockStream } from "../providers/mock.ts";
 import type { IngressContext, ProtocolAdapter } from "../protocols/types.ts";
+import { route as routeRequest, type AttemptResult, type LaneTicket, type Routed, type RoutingCounters } from "../routing/failover.ts";
 import type { Lane } from "../routing/lane.ts";
+import type { Pool } from "../routing/pool.ts";
+import { LANE_DEFAULT_CELL, type RoutingState } from "../routing/state.ts";
 import type { Logger } from "../telemetry/logger.ts";
 import type { DataPlaneMetrics } from "../telemetry/metrics.ts";
 import { isUpstreamTimeout, type UpstreamFetch } from "../transport/upstream.ts";
@@ -19,6 +23,8 @@ export interface PipelineDeps {
   readonly logger: Logger;
   readonly now: () => number;
   readonly metrics: DataPlaneMetrics;
+  /** Breakers and lane counters, shared by every request and kept across config swaps. */
+  readonly routing: RoutingState;
   /** Injected so tests of the pipeline can see upstream calls; the binary uses fetch. */
   readonly fetch?: UpstreamFetch;
 }
@@ -55,51 +61,126 @@ async function readJsonObject(request: Request): Promise<{ ok: true; body: Recor
   }
 }
 
+/** A body that cannot become IR: the caller's 400, told before any lane is judged. */
+class DecodeRefused extends Error {
+  constructor(readonly error: IrError) {
+    super(error.message);
+  }
+}
+
 export async function handleModelRequest(deps: PipelineDeps, ingress: ProtocolAdapter, request: Request, route: ModelRoute = {}): Promise<Response> {
+  const started = performance.now();
   const snapshot = deps.holder.current;
-  if (!authenticateIngress(snapshot, request)) return ingress.encodeError(irError("authentication", "Invalid or missing API key."));
+  let poolLabel = "";
+  const done = (response: Response, outcome: "ok" | "client_error" | "exhausted" | "error") => {
+    const labels = { ingress_protocol: ingress.name, pool: poolLabel };
+    deps.metrics.requests.inc({ ...labels, outcome });
+    deps.metrics.duration.observe(labels, (performance.now() - started) / 1000);
+    return response;
+  };
+  const refuse = (error: IrError) => done(ingress.encodeError(error), "client_error");
+
+  if (!authenticateIngress(snapshot, request)) return refuse(irError("authentication", "Invalid or missing API key."));
   const read = await readJsonObject(request);
-  if (!read.ok) return read.error.kind === "request_too_large" ? closeConnection(ingress.encodeError(read.error)) : ingress.encodeError(read.error);
+  if (!read.ok) return read.error.kind === "request_too_large" ? closeConnection(refuse(read.error)) : refuse(read.error);
   const body = read.body;
 
   const context = route.context ?? {};
   const model = context.pathModel ?? (typeof body.model === "string" ? body.model : undefined);
-  if (model === undefined || model === "") return ingress.encodeError(irError("invalid_request", "model: required", { param: "model" }));
-  const lane = route.lane ? route.lane(snapshot, body) : snapshot.pools.get(model)?.members[0]?.lane;
-  if (!lane) return ingress.encodeError(irError("not_found", `The model \`${model}\` does not exist.`, { code: "model_not_found", param: "model" }));
+  if (model === undefined || model === "") return refuse(irError("invalid_request", "model: required", { param: "model" }));
+  const pool = route.lane ? directPool(snapshot, route.lane(snapshot, body)) : snapshot.pools.get(model);
+  if (!pool) return refuse(irError("not_found", `The model \`${model}\` does not exist.`, { code: "model_not_found", param: "model" }));
+  poolLabel = pool.name;
 
   const logger = deps.logger;
-  const hop = { from: ingress.name, to: lane.provider.protocol };
-  // Debug, not warn: a client that always sends a member the IR does not model would flood the log; the
-  // counter shows the rate, and debug logging shows which members.
-  const warn = (warning: string) => {
-    deps.metrics.translationWarnings.inc(hop);
-    logger.debug("translation warning", { ...hop, model, warning });
-  };
-  const exchange: Exchange = { deps, snapshot, ingress, request, body, context, lane, model, warn };
-
-  try {
-    if (lane.provider.protocol === ingress.name) return await passThrough(exchange);
+  // The IR is built once, on the first lane that needs it (a same-protocol lane never does).
+  let ir: IrRequest | undefined;
+  const decode = (exchange: Exchange): IrRequest => {
+    if (ir) return ir;
     const decoded = ingress.decodeRequest(body, context);
-    if (!decoded.ok) return ingress.encodeError(decoded.error);
-    decoded.warnings.forEach(warn);
-    if (lane.provider.protocol === "mock") return await answerFromMock(exchange, decoded.value);
+    if (!decoded.ok) throw new DecodeRefused(decoded.error);
+    decoded.warnings.forEach(exchange.warn);
+    return (ir = decoded.value);
+  };
+  const attempt = (lane: Lane, ticket: LaneTicket): Promise<AttemptResult<Response>> => {
+    const hop = { from: ingress.name, to: lane.provider.protocol };
+    // Debug, not warn: a client that always sends a member the IR does not model would flood the log;
+    // the counter shows the rate, and debug logging shows which members.
+    const warn = (warning: string) => {
+      deps.metrics.translationWarnings.inc(hop);
+      logger.debug("translation warning", { ...hop, model, warning });
+    };
+    const exchange: Exchange = { deps, snapshot, ingress, request, body, context, lane, model, warn };
+    if (lane.provider.protocol === ingress.name) return passThrough(exchange, ticket);
+    const decoded = decode(exchange);
+    if (lane.provider.protocol === "mock") return answerFromMock(exchange, decoded, ticket);
     deps.metrics.translations.inc(hop);
-    return await translate(exchange, decoded.value);
+    return translate(exchange, decoded, ticket);
+  };
+
+  let routed: Routed<Response>;
+  try {
+    routed = await routeRequest(pool, { state: deps.routing, counters: routingCounters(deps.metrics), poolNamed: (name) => snapshot.pools.get(name), attempt });
   } catch (error) {
+    if (error instanceof DecodeRefused) return refuse(error.error);
     // A body that stalls after the answer started (the upstream bound is also an idle bound).
-    if (isUpstreamTimeout(error)) return ingress.encodeError(irError("timeout", "the upstream stopped answering", { failure: "transient" }));
-    logger.error("request failed", { model, lane: lane.name, error });
-    return ingress.encodeError(irError("api_error", "The gateway could not complete the request."));
+    if (isUpstreamTimeout(error)) return done(ingress.encodeError(irError("timeout", "the upstream stopped answering", { failure: "transient" })), "error");
+    logger.error("request failed", { model, pool: pool.name, error });
+    return done(ingress.encodeError(irError("api_error", "The gateway could not complete the request.")), "error");
   }
+  if (routed.kind === "answer") return done(routed.value, "ok");
+  if (routed.kind === "relay") return done(routed.value, routed.failure === "caller" || routed.failure === "context_length" ? "client_error" : "error");
+  const exhausted = irError("overloaded", `Every lane of \`${model}\` is cooling down or at capacity; retry after ${routed.retryAfterSecs} s.`, { retryAfterSecs: routed.retryAfterSecs });
+  return done(ingress.encodeError(exhausted), "exhausted");
 }
 
-async function answerFromMock(exchange: Exchange, request: IrRequest): Promise<Response> {
+/** A direct route's one lane, as a pool over the lane-default cell (the one /stats shows). */
+function directPool(snapshot: Snapshot, lane: Lane | undefined): Pool | undefined {
+  if (!lane) return undefined;
+  const { breaker, failover } = snapshot.laneDefaults;
+  return { name: LANE_DEFAULT_CELL, members: [{ lane, weight: 1 }], breaker, failover, onExhausted: "reject", hooks: [], implicit: true };
+}
+
+const countersByMetrics = new WeakMap<DataPlaneMetrics, RoutingCounters>();
+/** The routing engine's counters, as this process's metric series (built once). */
+function routingCounters(metrics: DataPlaneMetrics): RoutingCounters {
+  let counters = countersByMetrics.get(metrics);
+  if (!counters) {
+    counters = {
+      attempt: (pool, lane) => metrics.attempts.inc({ pool, lane }),
+      failure: (pool, lane, disposition) => metrics.failures.inc({ pool, lane, disposition }),
+      trip: (pool, lane) => metrics.trips.inc({ pool, lane }),
+      failover: (pool, reason) => metrics.failovers.inc({ pool, reason }),
+    };
+    countersByMetrics.set(metrics, counters);
+  }
+  return counters;
+}
+
+async function answerFromMock(exchange: Exchange, request: IrRequest, ticket: LaneTicket): Promise<AttemptResult<Response>> {
   const { ingress, lane, deps, warn } = exchange;
   if (request.stream) {
     const bytes = mockStream(lane, request, deps.now).pipeThrough(ingress.createStreamEncoder(request, warn));
-    return new Response(bytes, { headers: ingress.streamHeaders });
+    return { ok: true, value: new Response(settleWhenRead(bytes, ticket), { headers: ingress.streamHeaders }), settlesLater: true };
   }
   const response = await mockRespond(lane, request, deps.now);
-  return Response.json(ingress.encodeResponse(response, warn));
+  return { ok: true, value: Response.json(ingress.encodeResponse(response, warn)) };
+}
+
+/** Settles a stream's ticket when the client has read it to the end (or left). */
+function settleWhenRead(bytes: ReadableStream<Uint8Array>, ticket: LaneTicket): ReadableStream<Uint8Array> {
+  const reader = bytes.getReader();
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { done, value } = await reader.read();
+      if (done) {
+        ticket.ok();
+        controller.close();
+      } else controller.enqueue(value);
+    },
+    cancel(reason) {
+      ticket.released();
+      return reader.cancel(reason);
+    },
+  });
 }

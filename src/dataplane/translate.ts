@@ -1,70 +1,111 @@
 // Another protocol upstream: IR request -> egress wire, upstream answer -> IR -> ingress wire. Streams
 // are translated event by event as they arrive (bytes -> IR parts -> bytes); nothing is buffered whole.
-import { irError, type IrError, type IrRequest } from "../ir/index.ts";
+import { irError, type IrError, type IrRequest, type IrStreamPart } from "../ir/index.ts";
 import { adapterFor } from "../protocols/registry.ts";
 import { renameTools, restoreContent, restorePart, type ToolRenaming } from "../protocols/tool-names.ts";
 import type { ProtocolAdapter, StreamWriter } from "../protocols/types.ts";
+import type { AttemptResult, LaneTicket } from "../routing/failover.ts";
 import type { Exchange } from "./pipeline.ts";
-import { noAnswerError, sendUpstream } from "./upstream-call.ts";
+import { emptyStreamFailure, firstOf, noAnswerFailure, sendUpstream } from "./upstream-call.ts";
 
-export async function translate(exchange: Exchange, request: IrRequest): Promise<Response> {
+export async function translate(exchange: Exchange, request: IrRequest, ticket: LaneTicket): Promise<AttemptResult<Response>> {
   const { ingress, lane, warn } = exchange;
   const egress = adapterFor(lane.provider.protocol);
-  if (!egress) return ingress.encodeError(irError("api_error", `provider ${lane.provider.name} speaks ${lane.provider.protocol}, which this build cannot call`, { status: 501 }));
+  if (!egress) {
+    const error = irError("api_error", `provider ${lane.provider.name} speaks ${lane.provider.protocol}, which this build cannot call`, { status: 501, failure: "transient" });
+    return { ok: false, error, cause: "upstream", relay: () => ingress.encodeError(error) };
+  }
   const renaming = renameTools(request, egress.toolNames, warn);
   const encoded = egress.encodeRequest(renaming?.request ?? request, lane.upstreamModel);
   encoded.warnings.forEach(warn);
   const outcome = await sendUpstream(exchange, egress, { path: encoded.path, body: JSON.stringify(encoded.body) });
-  if (!outcome.ok) return ingress.encodeError(noAnswerError(outcome));
+  if (!outcome.ok) return noAnswerFailure(ingress, outcome);
   const upstream = outcome.response;
-  if (!upstream.ok) return ingress.encodeError(egress.decodeError(upstream.status, await upstream.text(), upstream.headers));
+  if (!upstream.ok) {
+    const error = egress.decodeError(upstream.status, await upstream.text(), upstream.headers);
+    return { ok: false, error, cause: "upstream", relay: () => ingress.encodeError(error) };
+  }
 
   if (request.stream) {
-    if (!upstream.body) {
-      return ingress.encodeError(irError("api_error", "upstream sent an empty stream", { status: 502 }));
+    if (!upstream.body) return emptyStreamFailure(ingress, "upstream sent an empty stream");
+    // Nothing reaches the client before the upstream's first part: until then the request may fail
+    // over, including when that part is the upstream's own in-stream error.
+    const reader = upstream.body.pipeThrough(egress.createStreamDecoder()).getReader();
+    const first = await firstOf<IrStreamPart>(reader, ingress);
+    if (!first.ok) return first.failure;
+    if (first.value.type === "error") {
+      const error = first.value.error;
+      void reader.cancel().catch(() => {});
+      return { ok: false, error, cause: "upstream", relay: () => ingress.encodeError(error) };
     }
-    return new Response(translatedStream(upstream.body, egress, ingress, request, warn, lane.upstreamModel, renaming), { headers: ingress.streamHeaders });
+    const body = translatedStream(first.value, reader, ingress, request, warn, lane.upstreamModel, ticket, renaming);
+    return { ok: true, value: new Response(body, { headers: ingress.streamHeaders }), settlesLater: true };
   }
   let wire: unknown;
   try {
     wire = await upstream.json();
   } catch {
-    return ingress.encodeError(irError("api_error", "upstream answered with a body that is not JSON", { status: 502, failure: "transient" }));
+    const error = irError("api_error", "upstream answered with a body that is not JSON", { status: 502, failure: "transient" });
+    return { ok: false, error, cause: "upstream", relay: () => ingress.encodeError(error) };
   }
   const decoded = egress.decodeResponse(wire);
-  if (!decoded.ok) return ingress.encodeError({ ...decoded.error, status: 502, kind: "api_error" });
+  if (!decoded.ok) {
+    const error: IrError = { ...decoded.error, status: 502, kind: "api_error", failure: "transient" };
+    return { ok: false, error, cause: "upstream", relay: () => ingress.encodeError(error) };
+  }
   decoded.warnings.forEach(warn);
   // Some answers (Cohere's) do not name their model: the lane's upstream model is what served it.
   let response = decoded.value.model === "" ? { ...decoded.value, model: lane.upstreamModel } : decoded.value;
   if (renaming) response = { ...response, content: restoreContent(response.content, renaming) };
-  return Response.json(ingress.encodeResponse(response, warn));
+  return { ok: true, value: Response.json(ingress.encodeResponse(response, warn)) };
 }
 
+// Structural: the reader of a piped stream is typed by node:stream/web, not the DOM lib.
+type PartReader = { read(): Promise<{ done: true; value?: IrStreamPart } | { done: false; value: IrStreamPart }>; cancel(reason?: unknown): Promise<void> };
+
 /**
- * Upstream stream bytes -> IR parts -> the client's wire bytes, the encoding done in the same stage that
- * reads each part (one hop less per event than a separate encoder stream: the first event's latency).
- * A stream that breaks, or ends without finishing, ends with an IR error part, so the client sees its
- * protocol's in-stream error rather than a silent truncation.
+ * IR parts (the first already read) -> the client's wire bytes, the encoding done in the same stage
+ * that reads each part (one hop less per event than a separate encoder stream: the first event's
+ * latency). A stream that breaks, or ends without finishing, ends with an IR error part, so the client
+ * sees its protocol's in-stream error rather than a silent truncation; the lane's ticket hears it too.
  */
 export function translatedStream(
-  body: ReadableStream<Uint8Array>,
-  egress: ProtocolAdapter,
+  first: IrStreamPart,
+  reader: PartReader,
   ingress: ProtocolAdapter,
   request: IrRequest,
   warn: (warning: string) => void,
   /** Named in the start part when the upstream's stream does not name its model. */
   upstreamModel: string,
+  ticket: LaneTicket,
   renaming?: ToolRenaming,
 ): ReadableStream<Uint8Array> {
-  const reader = body.pipeThrough(egress.createStreamDecoder()).getReader();
   let ended = false;
   let emitted = false;
   let writer: StreamWriter | undefined;
   const finish = (controller: ReadableStreamDefaultController<Uint8Array>, error?: IrError) => {
-    if (error) writer?.accept({ type: "error", error });
+    if (error) {
+      writer?.accept({ type: "error", error });
+      ticket.broke(error);
+    } else ticket.ok();
     writer?.end();
     ended = true;
     controller.close();
+  };
+  const accept = (controller: ReadableStreamDefaultController<Uint8Array>, value: IrStreamPart) => {
+    const part = value.type === "start" && value.model === "" ? { ...value, model: upstreamModel } : value;
+    writer?.accept(renaming ? restorePart(part, renaming) : part);
+    if (value.type === "finish") {
+      finish(controller);
+      void reader.cancel().catch(() => {});
+    } else if (value.type === "error") {
+      // The in-stream error is already written: the lane hears it, the writer ends.
+      ticket.broke(value.error);
+      writer?.end();
+      ended = true;
+      controller.close();
+      void reader.cancel().catch(() => {});
+    }
   };
   return new ReadableStream<Uint8Array>({
     start(controller) {
@@ -72,6 +113,7 @@ export function translatedStream(
         emitted = true;
         controller.enqueue(bytes);
       });
+      accept(controller, first);
     },
     async pull(controller) {
       // Keep reading until a part produced bytes (or the stream ended): many parts (usage, block starts)
@@ -81,12 +123,7 @@ export function translatedStream(
         try {
           const { done, value } = await reader.read();
           if (done) return finish(controller, irError("api_error", "the upstream stream ended before it finished", { status: 502, failure: "transient" }));
-          const part = value.type === "start" && value.model === "" ? { ...value, model: upstreamModel } : value;
-          writer?.accept(renaming ? restorePart(part, renaming) : part);
-          if (value.type === "finish" || value.type === "error") {
-            finish(controller);
-            void reader.cancel().catch(() => {});
-          }
+          accept(controller, value);
         } catch {
           finish(controller, irError("api_error", "the upstream stream broke off", { status: 502, failure: "transient" }));
         }
@@ -95,6 +132,7 @@ export function translatedStream(
     cancel(reason) {
       // The client went away: stop reading, which aborts the upstream body.
       ended = true;
+      ticket.released();
       return reader.cancel(reason);
     },
   });

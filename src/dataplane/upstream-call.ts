@@ -1,10 +1,11 @@
 // Sending a request to a lane's provider: credentials (the provider's own key, or the caller's under
 // `upstream_credentials: passthrough`), the provider's static headers, the timeout and client abort.
-import { irError, type IrError } from "../ir/index.ts";
+import { irError } from "../ir/index.ts";
+import type { AttemptResult } from "../routing/failover.ts";
 import type { ProtocolAdapter } from "../protocols/types.ts";
 import type { ResolvedProvider } from "../providers/provider.ts";
 import { signRequest } from "../transport/sigv4.ts";
-import { callUpstream, sessionFor, upstreamUrl, type UpstreamOutcome } from "../transport/upstream.ts";
+import { callUpstream, isUpstreamTimeout, sessionFor, upstreamUrl, type UpstreamOutcome } from "../transport/upstream.ts";
 import type { Exchange } from "./pipeline.ts";
 
 export interface UpstreamRequest {
@@ -54,9 +55,30 @@ function signedHeaders(provider: ResolvedProvider, aws: NonNullable<ResolvedProv
   });
 }
 
-/** An upstream that gave no HTTP answer, as an IR error for the ingress encoder. */
-export function noAnswerError(outcome: Extract<UpstreamOutcome, { ok: false }>): IrError {
-  return outcome.reason === "timeout"
-    ? irError("timeout", outcome.message, { failure: "transient" })
-    : irError("api_error", outcome.message, { status: 502, failure: "transient" });
+/** An upstream that gave no HTTP answer: a failure routing may fail over from, told in the caller's shape. */
+export function noAnswerFailure(ingress: ProtocolAdapter, outcome: Extract<UpstreamOutcome, { ok: false }>): AttemptResult<Response> {
+  const error =
+    outcome.reason === "timeout" ? irError("timeout", outcome.message, { failure: "transient" }) : irError("api_error", outcome.message, { status: 502, failure: "transient" });
+  return { ok: false, error, cause: outcome.reason, relay: () => ingress.encodeError(error) };
+}
+
+/** A 200 whose stream ended or broke before its first byte: still a failure routing may fail over from. */
+export function emptyStreamFailure(ingress: ProtocolAdapter, message: string): AttemptResult<Response> {
+  const error = irError("api_error", message, { status: 502, failure: "transient" });
+  return { ok: false, error, cause: "upstream", relay: () => ingress.encodeError(error) };
+}
+
+/**
+ * The first item of an upstream stream, read before anything reaches the client (until then the request
+ * may fail over), or the failure that came instead: a stall, a break, or an end before any item.
+ */
+export async function firstOf<T>(reader: { read(): Promise<{ done: boolean; value?: T }> }, ingress: ProtocolAdapter): Promise<{ ok: true; value: T } | { ok: false; failure: AttemptResult<Response> }> {
+  try {
+    const first = await reader.read();
+    if (!first.done) return { ok: true, value: first.value as T };
+    return { ok: false, failure: emptyStreamFailure(ingress, "the upstream stream ended before it began") };
+  } catch (error) {
+    if (isUpstreamTimeout(error)) return { ok: false, failure: noAnswerFailure(ingress, { ok: false, reason: "timeout", message: "the upstream stopped answering" }) };
+    return { ok: false, failure: emptyStreamFailure(ingress, "the upstream stream broke off before it began") };
+  }
 }

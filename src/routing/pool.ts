@@ -33,10 +33,13 @@ export interface Pool {
 }
 
 /**
- * Whether any lane can take a request now. Breakers and concurrency caps join this with the routing
- * engine; until then every configured lane is usable, and a gateway with no lane is not.
+ * The members in a weighted random order (Efraimidis-Spirakis: each key is u^(1/weight), highest
+ * first), so the first pick follows the weights and failover goes on down the same draw. The random
+ * source is injected; a one-member pool costs no draw.
  */
-export function anyLaneUsable(pools: ReadonlyMap<string, Pool>): boolean {
-  for (const pool of pools.values()) if (pool.members.length > 0) return true;
-  return false;
+export function weightedOrder(members: readonly PoolMember[], random: () => number): PoolMember[] {
+  if (members.length <= 1) return [...members];
+  const keyed = members.map((member) => ({ member, key: Math.pow(random(), 1 / member.weight) }));
+  keyed.sort((a, b) => b.key - a.key);
+  return keyed.map((k) => k.member);
 }

@@ -30,6 +30,12 @@ pools:
   to-openai: {members: [{model: gpt-up}]}
   to-anthropic: {members: [{model: claude-up}]}
   to-responses: {members: [{model: resp-up}]}
+  # One pool per test that makes a lane fail: a failure arms that (pool, lane) cell's cooldown, and the
+  # other pools' cells of the same lane are not touched.
+  rate-limited: {members: [{model: claude-up}]}
+  cut-anthropic: {members: [{model: claude-up}]}
+  cut-openai-translated: {members: [{model: gpt-up}]}
+  cut-openai-same: {members: [{model: gpt-up}]}
   default: {members: [{model: mock-1}]}
 ${extra}`;
 
@@ -79,7 +85,7 @@ describe("typed errors", () => {
 
   test("an upstream 429 reaches the client as its own RateLimitError", async () => {
     antUp.script({ error: { status: 429, retryAfter: 7 } });
-    const error = await failureOf(openai.chat.completions.create({ model: "to-anthropic", messages: [{ role: "user", content: "x" }] }));
+    const error = await failureOf(openai.chat.completions.create({ model: "rate-limited", messages: [{ role: "user", content: "x" }] }));
     expect(error).toBeInstanceOf(OpenAI.RateLimitError);
     expect((error as InstanceType<typeof OpenAI.RateLimitError>).headers?.get("retry-after")).toBe("7");
   });
@@ -88,7 +94,7 @@ describe("typed errors", () => {
 describe("a stream that breaks after it began", () => {
   test("cross protocol: the client's SDK sees its own in-stream error, not a silent end", async () => {
     antUp.script({ cutAfterEvents: 4 });
-    const stream = await openai.chat.completions.create({ model: "to-anthropic", stream: true, messages: [{ role: "user", content: "a longer answer that will be cut" }] });
+    const stream = await openai.chat.completions.create({ model: "cut-anthropic", stream: true, messages: [{ role: "user", content: "a longer answer that will be cut" }] });
     let text = "";
     const error = await (async () => {
       for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? "";
@@ -103,7 +109,7 @@ describe("a stream that breaks after it began", () => {
     const response = await fetch(`${gw.data}/v1/messages`, {
       method: "POST",
       headers: { "x-api-key": "k", "anthropic-version": "2023-06-01" },
-      body: JSON.stringify({ model: "to-openai", max_tokens: 64, stream: true, messages: [{ role: "user", content: "cut me off please" }] }),
+      body: JSON.stringify({ model: "cut-openai-translated", max_tokens: 64, stream: true, messages: [{ role: "user", content: "cut me off please" }] }),
     });
     const text = await response.text();
     expect(text).toContain("event: error");
@@ -112,7 +118,7 @@ describe("a stream that breaks after it began", () => {
 
   test("same protocol: the client's stream fails rather than ending cleanly", async () => {
     oaiUp.script({ cutAfterEvents: 3 });
-    const stream = await openai.chat.completions.create({ model: "to-openai", stream: true, messages: [{ role: "user", content: "cut me off please" }] });
+    const stream = await openai.chat.completions.create({ model: "cut-openai-same", stream: true, messages: [{ role: "user", content: "cut me off please" }] });
     const error = await (async () => {
       for await (const _ of stream) void _;
     })().then(() => undefined, (e: unknown) => e);
