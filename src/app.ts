@@ -3,6 +3,8 @@ import { adminFetch } from "./admin/index.ts";
 import type { AdminDeps } from "./admin/deps.ts";
 import { dataHandlers } from "./dataplane/index.ts";
 import { defaultTooLarge } from "./http/serve.ts";
+import { laneProbe } from "./dataplane/probe.ts";
+import { HealthProber } from "./routing/health.ts";
 import { RoutingState } from "./routing/state.ts";
 import { laneStates } from "./routing/views.ts";
 import { dataPlaneMetrics } from "./telemetry/metrics.ts";
@@ -13,5 +15,7 @@ export function buildApps(deps: AppDeps, random: () => number = Math.random) {
   const routing = new RoutingState({ now: deps.now, random });
   const metrics = dataPlaneMetrics();
   metrics.registry.gauge("gateway_lane_state", "Breaker state per (pool, lane): 0 Closed, 1 HalfOpen, 2 Open.", ["pool", "lane"], () => laneStates(deps.holder.current, routing));
-  return { data: dataHandlers({ ...deps, metrics, routing }), admin: { fetch: adminFetch(deps), routes: {}, tooLarge: defaultTooLarge }, routing };
+  // Started by the boot (main.ts), so apps built in tests run no timers.
+  const health = new HealthProber(() => deps.holder.current, routing, laneProbe(deps.holder), deps.logger);
+  return { data: dataHandlers({ ...deps, metrics, routing }), admin: { fetch: adminFetch(deps), routes: {}, tooLarge: defaultTooLarge }, routing, health };
 }

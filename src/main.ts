@@ -97,6 +97,8 @@ async function run(snapshot: Snapshot, source: string, logger: Logger): Promise<
       return 1;
     }
   }
+  const stopProbes = apps.health.start();
+  void shutdown.exit.then(stopProbes);
   logger.info("gateway started", {
     version: VERSION,
     data: listenerAddress(servers[0]!),

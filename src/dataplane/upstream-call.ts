@@ -5,7 +5,8 @@ import type { AttemptResult } from "../routing/failover.ts";
 import type { ProtocolAdapter } from "../protocols/types.ts";
 import type { ResolvedProvider } from "../providers/provider.ts";
 import { signRequest } from "../transport/sigv4.ts";
-import { callUpstream, isUpstreamTimeout, sessionFor, upstreamUrl, type UpstreamOutcome } from "../transport/upstream.ts";
+import type { Snapshot } from "../config/snapshot.ts";
+import { callUpstream, isUpstreamTimeout, sessionFor, upstreamUrl, type UpstreamFetch, type UpstreamOutcome } from "../transport/upstream.ts";
 import type { Exchange } from "./pipeline.ts";
 
 export interface UpstreamRequest {
@@ -28,19 +29,38 @@ const ownHeaders = new WeakMap<ResolvedProvider, Record<string, string>>();
 export async function sendUpstream(exchange: Exchange, egress: ProtocolAdapter, upstream: UpstreamRequest): Promise<UpstreamOutcome> {
   const { snapshot, lane, request, ingress, deps } = exchange;
   const provider = lane.provider;
-  let headers: Record<string, string>;
-  if (snapshot.auth.upstreamCredentials === "passthrough") headers = buildHeaders(egress, provider, ingress.clientCredential(request), upstream.headers);
-  else if (upstream.headers && Object.keys(upstream.headers).length > 0) headers = buildHeaders(egress, provider, provider.apiKey?.reveal(), upstream.headers);
-  else {
-    headers = ownHeaders.get(provider) ?? buildHeaders(egress, provider, provider.apiKey?.reveal(), undefined);
-    ownHeaders.set(provider, headers);
-  }
+  const headers =
+    snapshot.auth.upstreamCredentials === "passthrough"
+      ? buildHeaders(egress, provider, ingress.clientCredential(request), upstream.headers)
+      : upstream.headers && Object.keys(upstream.headers).length > 0
+        ? buildHeaders(egress, provider, provider.apiKey?.reveal(), upstream.headers)
+        : ownKeyHeaders(egress, provider);
+  return callProvider(snapshot, provider, upstream, headers, request.signal, snapshot.auth.upstreamCredentials === "own", deps.fetch);
+}
+
+/** The provider's own key and static headers: the same for every call, so built once per provider. */
+export function ownKeyHeaders(egress: ProtocolAdapter, provider: ResolvedProvider): Record<string, string> {
+  let headers = ownHeaders.get(provider);
+  if (!headers) ownHeaders.set(provider, (headers = buildHeaders(egress, provider, provider.apiKey?.reveal(), undefined)));
+  return headers;
+}
+
+/** One call to a provider; Bedrock with AWS keys (and its own credentials) is signed per request. */
+export function callProvider(
+  snapshot: Snapshot,
+  provider: ResolvedProvider,
+  upstream: UpstreamRequest,
+  headers: Record<string, string>,
+  signal: AbortSignal,
+  sign: boolean,
+  fetchImpl?: UpstreamFetch,
+): Promise<UpstreamOutcome> {
   const limits = snapshot.limits;
   const session = sessionFor(provider.origin, limits.pool);
   const url = upstreamUrl(provider, upstream.path);
-  // Bedrock with AWS keys: each request is signed (SigV4 covers the body and the time, so nothing is cached).
-  if (provider.aws && snapshot.auth.upstreamCredentials === "own") headers = { ...headers, ...signedHeaders(provider, provider.aws, url, headers, upstream.body) };
-  return callUpstream({ url, session, headers, body: upstream.body, clientSignal: request.signal, timeoutMs: limits.upstreamTimeoutMs }, deps.fetch);
+  // SigV4 covers the body and the time, so nothing is cached.
+  const signed = provider.aws && sign ? { ...headers, ...signedHeaders(provider, provider.aws, url, headers, upstream.body) } : headers;
+  return callUpstream({ url, session, headers: signed, body: upstream.body, clientSignal: signal, timeoutMs: limits.upstreamTimeoutMs }, fetchImpl);
 }
 
 function signedHeaders(provider: ResolvedProvider, aws: NonNullable<ResolvedProvider["aws"]>, url: string, headers: Record<string, string>, body: string): Record<string, string> {

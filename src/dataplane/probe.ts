@@ -1,0 +1,22 @@
+// The active health probe of one lane: a one-token request in the lane's own protocol, with the
+// provider's own key (a billable call, as the spec says). Any 2xx answer is health.
+import type { ConfigHolder } from "../config/snapshot.ts";
+import type { IrRequest } from "../ir/index.ts";
+import { adapterFor } from "../protocols/registry.ts";
+import type { LaneProbe } from "../routing/health.ts";
+import type { UpstreamFetch } from "../transport/upstream.ts";
+import { callProvider, ownKeyHeaders } from "./upstream-call.ts";
+
+export function laneProbe(holder: ConfigHolder, fetchImpl?: UpstreamFetch): LaneProbe {
+  return async (lane, timeoutMs) => {
+    const egress = adapterFor(lane.provider.protocol);
+    if (!egress) return false;
+    const ping: IrRequest = { model: lane.name, system: [], messages: [{ role: "user", content: [{ type: "text", text: "ping" }] }], tools: [], sampling: { maxTokens: 1 }, stream: false };
+    const encoded = egress.encodeRequest(ping, lane.upstreamModel);
+    const upstream = { path: encoded.path, body: JSON.stringify(encoded.body) };
+    const outcome = await callProvider(holder.current, lane.provider, upstream, ownKeyHeaders(egress, lane.provider), AbortSignal.timeout(timeoutMs), true, fetchImpl);
+    if (!outcome.ok) return false;
+    await outcome.response.arrayBuffer().catch(() => undefined);
+    return outcome.response.ok;
+  };
+}
