@@ -73,9 +73,8 @@ export async function handleModelRequest(deps: PipelineDeps, ingress: ProtocolAd
   const snapshot = deps.holder.current;
   let poolLabel = "";
   const done = (response: Response, outcome: "ok" | "client_error" | "exhausted" | "error") => {
-    const labels = { ingress_protocol: ingress.name, pool: poolLabel };
-    deps.metrics.requests.inc({ ...labels, outcome });
-    deps.metrics.duration.observe(labels, (performance.now() - started) / 1000);
+    deps.metrics.requests.at(ingress.name, poolLabel, outcome).inc();
+    deps.metrics.duration.at(ingress.name, poolLabel).observe((performance.now() - started) / 1000);
     return response;
   };
   const refuse = (error: IrError) => done(ingress.encodeError(error), "client_error");
@@ -103,18 +102,17 @@ export async function handleModelRequest(deps: PipelineDeps, ingress: ProtocolAd
     return (ir = decoded.value);
   };
   const attempt = (lane: Lane, ticket: LaneTicket): Promise<AttemptResult<Response>> => {
-    const hop = { from: ingress.name, to: lane.provider.protocol };
     // Debug, not warn: a client that always sends a member the IR does not model would flood the log;
     // the counter shows the rate, and debug logging shows which members.
     const warn = (warning: string) => {
-      deps.metrics.translationWarnings.inc(hop);
-      logger.debug("translation warning", { ...hop, model, warning });
+      deps.metrics.translationWarnings.at(ingress.name, lane.provider.protocol).inc();
+      logger.debug("translation warning", { from: ingress.name, to: lane.provider.protocol, model, warning });
     };
     const exchange: Exchange = { deps, snapshot, ingress, request, body, context, lane, model, warn };
     if (lane.provider.protocol === ingress.name) return passThrough(exchange, ticket);
     const decoded = decode(exchange);
     if (lane.provider.protocol === "mock") return answerFromMock(exchange, decoded, ticket);
-    deps.metrics.translations.inc(hop);
+    deps.metrics.translations.at(ingress.name, lane.provider.protocol).inc();
     return translate(exchange, decoded, ticket);
   };
 
@@ -147,10 +145,10 @@ function routingCounters(metrics: DataPlaneMetrics): RoutingCounters {
   let counters = countersByMetrics.get(metrics);
   if (!counters) {
     counters = {
-      attempt: (pool, lane) => metrics.attempts.inc({ pool, lane }),
-      failure: (pool, lane, disposition) => metrics.failures.inc({ pool, lane, disposition }),
-      trip: (pool, lane) => metrics.trips.inc({ pool, lane }),
-      failover: (pool, reason) => metrics.failovers.inc({ pool, reason }),
+      attempt: (pool, lane) => metrics.attempts.at(pool, lane).inc(),
+      failure: (pool, lane, disposition) => metrics.failures.at(pool, lane, disposition).inc(),
+      trip: (pool, lane) => metrics.trips.at(pool, lane).inc(),
+      failover: (pool, reason) => metrics.failovers.at(pool, reason).inc(),
     };
     countersByMetrics.set(metrics, counters);
   }

@@ -4,10 +4,10 @@
 // classified failure plus how to relay it. Failover happens only before the answer's first byte; a
 // stream that breaks later settles its ticket as broken (counted, never retried).
 import type { FailureClass, IrError } from "../ir/index.ts";
-import type { Breaker } from "./breaker.ts";
+import type { Breaker, BreakerFault } from "./breaker.ts";
 import type { Lane } from "./lane.ts";
 import { weightedOrder, type Pool } from "./pool.ts";
-import type { RoutingState } from "./state.ts";
+import type { LaneCounters, RoutingState } from "./state.ts";
 
 /** Why a request moved to another lane (gateway_failovers_total `reason`). */
 export type FailoverReason = "timeout" | "connect" | "transient_upstream" | "hard_down";
@@ -53,109 +53,138 @@ export interface RouteOptions<R> {
 
 const HARD_DOWN: ReadonlySet<FailureClass> = new Set(["credential", "quota"]);
 
-/** Routes through a pool (and its fallback pools); a direct route passes a one-lane pool and the lane-default cell. */
-export async function route<R>(first: Pool, options: RouteOptions<R>, cellName?: string): Promise<Routed<R>> {
-  const { state, counters } = options;
-  const clock = state.clock;
-  const visited = new Set<string>();
-  let pool: Pool | undefined = first;
-  let lastFailure: Extract<Routed<R>, { kind: "relay" }> | undefined;
-  while (pool && !visited.has(pool.name)) {
-    visited.add(pool.name);
-    const cell = cellName ?? pool.name;
-    const deadline = clock.now() + pool.failover.timeout_secs * 1000;
-    let hops = 0;
-    let pendingFailover: FailoverReason | undefined;
-    /** After a context-length overflow, only lanes with a larger window are worth a try. */
-    let minWindow = -1;
-    const tried = new Set<string>();
+/** Routes through a pool (and its fallback pools); a direct route passes a one-lane pool named after the lane-default cell. */
+export function route<R>(first: Pool, options: RouteOptions<R>): Promise<Routed<R>> {
+  return new RouteRun(first, options).run();
+}
 
-    const tryLane = async (lane: Lane, breaker: Breaker): Promise<Routed<R> | "next"> => {
-      hops += 1;
-      tried.add(lane.name);
-      if (pendingFailover) counters.failover(pool!.name, pendingFailover);
-      pendingFailover = undefined;
-      counters.attempt(pool!.name, lane.name);
-      const laneCounters = state.lane(lane.name);
-      laneCounters.inflight += 1;
-      laneCounters.admitted += 1;
-      const ticket = ticketFor(lane, breaker, pool!.name, options);
-      let result: AttemptResult<R>;
-      try {
-        result = await options.attempt(lane, ticket);
-      } catch (error) {
-        ticket.released();
-        throw error;
-      }
-      if (result.ok) {
-        if (!result.settlesLater) ticket.ok();
-        return { kind: "answer", value: result.value };
-      }
-      ticket.released();
-      // The client left before an answer: nobody to fail over for, and nothing learned about the lane.
-      if (result.cause === "client_gone") return { kind: "relay", value: result.relay(), failure: "caller" };
-      const failure = result.error.failure ?? "transient";
-      if (failure === "caller") {
-        // The upstream answered, and it was the request's fault: the lane is fine.
-        breaker.success();
-        return { kind: "relay", value: result.relay(), failure };
-      }
-      if (failure === "context_length") {
-        // The lane answered; the request was too long for it. No fault, but a probe has settled.
-        breaker.success();
-        counters.failure(pool!.name, lane.name, "context_length");
-        minWindow = Math.max(minWindow, lane.contextWindow ?? 0);
-        lastFailure = { kind: "relay", value: result.relay(), failure };
-        return "next";
-      }
-      laneCounters.err += 1;
-      const hardDown = HARD_DOWN.has(failure);
-      counters.failure(pool!.name, lane.name, hardDown ? "hard_down" : "transient_upstream");
-      const tripped = breaker.failure(hardDown ? { kind: "hard_down", reason: `${failure === "credential" ? "auth" : "billing"}: ${result.error.message}`.slice(0, 200) } : { kind: "transient", retryAfterSecs: result.error.retryAfterSecs });
-      if (tripped) counters.trip(pool!.name, lane.name);
-      lastFailure = { kind: "relay", value: result.relay(), failure };
-      // A credential fault is the operator's to fix: the caller hears it rather than a lane it did not pick.
-      if (failure === "credential") return lastFailure;
-      pendingFailover = hardDown ? "hard_down" : result.cause === "timeout" || result.cause === "connect" ? result.cause : "transient_upstream";
-      return "next";
-    };
+/**
+ * One request's way through its pool and any fallback pools. One async frame for the whole loop: each
+ * async level a request passes through costs a resumption when its upstream answers, which measured
+ * more than all the routing work itself (docs/performance.md).
+ */
+class RouteRun<R> {
+  private lastFailure: Extract<Routed<R>, { kind: "relay" }> | undefined;
+  private hops = 0;
+  private pendingFailover: FailoverReason | undefined;
+  /** After a context-length overflow, only lanes with a larger window are worth a try. */
+  private minWindow = -1;
+  private visited: Set<string> | undefined;
+  /** The soonest cooldown end among the pools passed through, for an exhausted answer's Retry-After. */
+  private soonestMs = Infinity;
 
-    for (const member of weightedOrder(pool.members, clock.random)) {
-      if (hops >= pool.failover.max_hops || clock.now() >= deadline) break;
-      const { lane } = member;
-      if (minWindow >= 0 && (lane.contextWindow ?? 0) <= minWindow) continue;
-      if (!state.lane(lane.name).hasRoom(lane)) continue;
-      const breaker = state.cell(cell, lane.name, pool.breaker);
-      if (!breaker.admit()) continue;
-      const outcome = await tryLane(lane, breaker);
-      if (outcome !== "next") return outcome;
-    }
-    if (hops > 0 || minWindow >= 0) {
-      // Every lane tried failed (or none was larger): a fallback pool may still serve; else the caller hears why.
-      const fallback = fallbackOf(pool);
-      if (fallback) {
-        pool = options.poolNamed(fallback);
-        continue;
+  constructor(
+    private pool: Pool,
+    private readonly options: RouteOptions<R>,
+  ) {}
+
+  async run(): Promise<Routed<R>> {
+    const { options } = this;
+    const { state } = options;
+    const clock = state.clock;
+    for (;;) {
+      const pool = this.pool;
+      const deadline = clock.now() + pool.failover.timeout_secs * 1000;
+      const order = weightedOrder(pool.members, clock.random);
+      for (let i = 0; i < order.length; i++) {
+        const lane = order[i]!.lane;
+        if (this.hops >= pool.failover.max_hops || clock.now() >= deadline) break;
+        if (this.minWindow >= 0 && (lane.contextWindow ?? 0) <= this.minWindow) continue;
+        const counters = state.lane(lane.name);
+        if (!counters.hasRoom(lane)) continue;
+        const breaker = state.cell(pool.name, lane.name, pool.breaker);
+        if (!breaker.admit()) continue;
+        const ticket = this.begin(lane, counters, breaker);
+        let result: AttemptResult<R>;
+        try {
+          result = await options.attempt(lane, ticket);
+        } catch (error) {
+          ticket.released();
+          throw error;
+        }
+        const verdict = this.judge(lane, counters, breaker, ticket, result);
+        if (verdict) return verdict;
       }
-      return lastFailure!;
-    }
-    // Nothing could be tried at all: the pool is exhausted.
-    if (pool.onExhausted === "least_bad") {
-      const least = leastBad(pool, cell, state);
+      const tried = this.hops > 0 || this.minWindow >= 0;
+      // Nothing could be tried at all: least_bad serves the member whose cooldown ends first anyway.
+      const least = !tried && pool.onExhausted === "least_bad" ? leastBad(pool, state) : undefined;
       if (least) {
         least.breaker.force();
-        const outcome = await tryLane(least.lane, least.breaker);
-        return outcome === "next" ? lastFailure! : outcome;
+        const counters = state.lane(least.lane.name);
+        const ticket = this.begin(least.lane, counters, least.breaker);
+        try {
+          return this.judge(least.lane, counters, least.breaker, ticket, await options.attempt(least.lane, ticket)) ?? this.lastFailure!;
+        } catch (error) {
+          ticket.released();
+          throw error;
+        }
       }
+      // Every lane tried failed, or none could be tried: a fallback pool (loop-guarded) may still serve.
+      this.soonestMs = Math.min(this.soonestMs, soonestCooldownMs(pool, state));
+      const fallback = fallbackOf(pool);
+      const next = fallback === undefined ? undefined : options.poolNamed(fallback);
+      (this.visited ??= new Set()).add(pool.name);
+      if (next && !this.visited.has(next.name)) {
+        this.pool = next;
+        this.hops = 0;
+        this.minWindow = -1;
+        continue;
+      }
+      // Retry-After: the soonest cooldown end in any pool of the chain (a cap or a probe in flight clears soon too).
+      return this.lastFailure ?? { kind: "exhausted", retryAfterSecs: this.soonestMs === Infinity ? 1 : Math.max(1, Math.ceil(this.soonestMs / 1000)) };
     }
-    const fallback = fallbackOf(pool);
-    if (fallback) {
-      pool = options.poolNamed(fallback);
-      continue;
-    }
-    return { kind: "exhausted", retryAfterSecs: soonestRetrySecs(pool, cell, state) };
   }
-  return lastFailure ?? { kind: "exhausted", retryAfterSecs: 1 };
+
+  private begin(lane: Lane, counters: LaneCounters, breaker: Breaker): Ticket {
+    const routing = this.options.counters;
+    const pool = this.pool.name;
+    this.hops += 1;
+    if (this.pendingFailover) routing.failover(pool, this.pendingFailover);
+    this.pendingFailover = undefined;
+    routing.attempt(pool, lane.name);
+    counters.inflight += 1;
+    counters.admitted += 1;
+    return new Ticket(counters, breaker, pool, lane.name, routing);
+  }
+
+  /** What one attempt's result means for the request: an answer to give, or undefined to go on. */
+  private judge(lane: Lane, counters: LaneCounters, breaker: Breaker, ticket: Ticket, result: AttemptResult<R>): Routed<R> | undefined {
+    if (result.ok) {
+      if (!result.settlesLater) ticket.ok();
+      return { kind: "answer", value: result.value };
+    }
+    ticket.released();
+    // The client left before an answer: nobody to fail over for, and nothing learned about the lane.
+    if (result.cause === "client_gone") return { kind: "relay", value: result.relay(), failure: "caller" };
+    const routing = this.options.counters;
+    const pool = this.pool.name;
+    const failure = result.error.failure ?? "transient";
+    if (failure === "caller") {
+      // The upstream answered, and it was the request's fault: the lane is fine.
+      breaker.success();
+      return { kind: "relay", value: result.relay(), failure };
+    }
+    if (failure === "context_length") {
+      // The lane answered; the request was too long for it. No fault, but a probe has settled.
+      breaker.success();
+      routing.failure(pool, lane.name, "context_length");
+      this.minWindow = Math.max(this.minWindow, lane.contextWindow ?? 0);
+      this.lastFailure = { kind: "relay", value: result.relay(), failure };
+      return undefined;
+    }
+    counters.err += 1;
+    const hardDown = HARD_DOWN.has(failure);
+    routing.failure(pool, lane.name, hardDown ? "hard_down" : "transient_upstream");
+    const fault: BreakerFault = hardDown
+      ? { kind: "hard_down", reason: `${failure === "credential" ? "auth" : "billing"}: ${result.error.message}`.slice(0, 200) }
+      : { kind: "transient", retryAfterSecs: result.error.retryAfterSecs };
+    if (breaker.failure(fault)) routing.trip(pool, lane.name);
+    this.lastFailure = { kind: "relay", value: result.relay(), failure };
+    // A credential fault is the operator's to fix: the caller hears it rather than a lane it did not pick.
+    if (failure === "credential") return this.lastFailure;
+    this.pendingFailover = hardDown ? "hard_down" : result.cause === "timeout" || result.cause === "connect" ? result.cause : "transient_upstream";
+    return undefined;
+  }
 }
 
 function fallbackOf(pool: Pool): string | undefined {
@@ -163,50 +192,59 @@ function fallbackOf(pool: Pool): string | undefined {
 }
 
 /** The member whose cooldown ends first (concurrency and budget still apply: they are hard limits). */
-function leastBad(pool: Pool, cell: string, state: RoutingState): { lane: Lane; breaker: Breaker } | undefined {
+function leastBad(pool: Pool, state: RoutingState): { lane: Lane; breaker: Breaker } | undefined {
   let best: { lane: Lane; breaker: Breaker } | undefined;
   for (const { lane } of pool.members) {
     if (!state.lane(lane.name).hasRoom(lane)) continue;
-    const breaker = state.cell(cell, lane.name, pool.breaker);
+    const breaker = state.cell(pool.name, lane.name, pool.breaker);
     if (!best || breaker.cooldownUntil < best.breaker.cooldownUntil) best = { lane, breaker };
   }
   return best;
 }
 
-/** Seconds until the soonest member cooldown ends, at least 1 (a cap or a probe in flight clears soon too). */
-function soonestRetrySecs(pool: Pool, cell: string, state: RoutingState): number {
+/** Milliseconds until the soonest member cooldown of the pool ends (Infinity when none is cooling). */
+function soonestCooldownMs(pool: Pool, state: RoutingState): number {
   let soonest = Infinity;
   for (const { lane } of pool.members) {
-    const remaining = state.cell(cell, lane.name, pool.breaker).cooldownRemainingMs();
+    const remaining = state.cell(pool.name, lane.name, pool.breaker).cooldownRemainingMs();
     if (remaining > 0) soonest = Math.min(soonest, remaining);
   }
-  return soonest === Infinity ? 1 : Math.max(1, Math.ceil(soonest / 1000));
+  return soonest;
 }
 
 /** Settles an attempt once: the lane's slot is freed, and its breaker and ok/err counters told how it went. */
-function ticketFor<R>(lane: Lane, breaker: Breaker, pool: string, options: RouteOptions<R>): LaneTicket {
-  const counters = options.state.lane(lane.name);
-  let settled = false;
-  const settle = () => {
-    if (settled) return false;
-    settled = true;
-    counters.inflight -= 1;
+class Ticket implements LaneTicket {
+  private settled = false;
+
+  constructor(
+    private readonly counters: LaneCounters,
+    private readonly breaker: Breaker,
+    private readonly pool: string,
+    private readonly lane: string,
+    private readonly routing: RoutingCounters,
+  ) {}
+
+  ok(): void {
+    if (!this.settle()) return;
+    this.counters.ok += 1;
+    this.breaker.success();
+  }
+
+  broke(error: IrError): void {
+    if (!this.settle()) return;
+    this.counters.err += 1;
+    this.routing.failure(this.pool, this.lane, "transient_upstream");
+    if (this.breaker.failure({ kind: "transient", retryAfterSecs: error.retryAfterSecs })) this.routing.trip(this.pool, this.lane);
+  }
+
+  released(): void {
+    if (this.settle()) this.breaker.abandon();
+  }
+
+  private settle(): boolean {
+    if (this.settled) return false;
+    this.settled = true;
+    this.counters.inflight -= 1;
     return true;
-  };
-  return {
-    ok() {
-      if (!settle()) return;
-      counters.ok += 1;
-      breaker.success();
-    },
-    broke(error) {
-      if (!settle()) return;
-      counters.err += 1;
-      options.counters.failure(pool, lane.name, "transient_upstream");
-      if (breaker.failure({ kind: "transient", retryAfterSecs: error.retryAfterSecs })) options.counters.trip(pool, lane.name);
-    },
-    released() {
-      if (settle()) breaker.abandon();
-    },
-  };
+  }
 }

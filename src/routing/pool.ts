@@ -37,8 +37,8 @@ export interface Pool {
  * first), so the first pick follows the weights and failover goes on down the same draw. The random
  * source is injected; a one-member pool costs no draw.
  */
-export function weightedOrder(members: readonly PoolMember[], random: () => number): PoolMember[] {
-  if (members.length <= 1) return [...members];
+export function weightedOrder(members: readonly PoolMember[], random: () => number): readonly PoolMember[] {
+  if (members.length <= 1) return members;
   const keyed = members.map((member) => ({ member, key: Math.pow(random(), 1 / member.weight) }));
   keyed.sort((a, b) => b.key - a.key);
   return keyed.map((k) => k.member);

@@ -1,5 +1,6 @@
-// A small metrics registry and its Prometheus text exposition (GET /metrics). Counters are keyed by
-// their label values joined once per increment; series live in a Map, so an increment is one lookup.
+// A small metrics registry and its Prometheus text exposition (GET /metrics). A series is found by its
+// label values through nested maps, one level per label (`at("openai", "chat", "ok")`): no string is
+// built and nothing is allocated on an increment once the series exists.
 
 type Labels = Readonly<Record<string, string>>;
 
@@ -7,32 +8,81 @@ function escapeLabel(value: string): string {
   return value.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"');
 }
 
-export class Counter {
-  readonly name: string;
-  readonly help: string;
-  readonly labelNames: readonly string[];
-  readonly #series = new Map<string, { labels: Labels; value: number }>();
+function child(level: Map<string, unknown>, key: string): Map<string, unknown> {
+  let next = level.get(key) as Map<string, unknown> | undefined;
+  if (!next) level.set(key, (next = new Map()));
+  return next;
+}
 
-  constructor(name: string, help: string, labelNames: readonly string[]) {
-    this.name = name;
-    this.help = help;
-    this.labelNames = labelNames;
+/** Series by label values (at most three labels: every series of ours has that many or fewer). */
+class SeriesTable<S> {
+  readonly #root = new Map<string, unknown>();
+  /** Every series in creation order, for the exposition. */
+  readonly all: { labels: Labels; series: S }[] = [];
+
+  constructor(
+    private readonly labelNames: readonly string[],
+    private readonly create: () => S,
+  ) {}
+
+  at(a = "", b = "", c = ""): S {
+    const depth = this.labelNames.length;
+    let level = this.#root;
+    if (depth >= 2) level = child(level, a);
+    if (depth >= 3) level = child(level, b);
+    const last = depth === 1 ? a : depth === 2 ? b : depth === 3 ? c : "";
+    let series = level.get(last) as S | undefined;
+    if (series === undefined) {
+      series = this.create();
+      level.set(last, series);
+      const values = [a, b, c];
+      this.all.push({ labels: Object.fromEntries(this.labelNames.map((n, i) => [n, values[i]!])), series });
+    }
+    return series;
+  }
+
+  /** The same lookup from a labels object (for callers off the hot path). */
+  of(labels: Labels): S {
+    const [a, b, c] = this.labelNames.map((n) => labels[n] ?? "");
+    return this.at(a, b, c);
+  }
+}
+
+export class CounterSeries {
+  value = 0;
+  inc(by = 1): void {
+    this.value += by;
+  }
+}
+
+export class Counter {
+  readonly #table: SeriesTable<CounterSeries>;
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly labelNames: readonly string[],
+  ) {
+    if (labelNames.length > 3) throw new Error(`${name}: at most three labels`);
+    this.#table = new SeriesTable(labelNames, () => new CounterSeries());
+  }
+
+  /** The series of these label values, in labelNames order (hot paths keep or look it up here). */
+  at(a?: string, b?: string, c?: string): CounterSeries {
+    return this.#table.at(a, b, c);
   }
 
   inc(labels: Labels, by = 1): void {
-    const key = this.labelNames.map((n) => labels[n] ?? "").join("\u0000");
-    const series = this.#series.get(key);
-    if (series) series.value += by;
-    else this.#series.set(key, { labels, value: by });
+    this.#table.of(labels).inc(by);
   }
 
   value(labels: Labels): number {
-    return this.#series.get(this.labelNames.map((n) => labels[n] ?? "").join("\u0000"))?.value ?? 0;
+    return this.#table.of(labels).value;
   }
 
   expose(): string {
     const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`];
-    for (const { labels, value } of this.#series.values()) lines.push(`${this.name}${rendered(this.labelNames, labels)} ${value}`);
+    for (const { labels, series } of this.#table.all) lines.push(`${this.name}${rendered(this.labelNames, labels)} ${series.value}`);
     return lines.join("\n");
   }
 }
@@ -62,39 +112,57 @@ export class CollectedGauge {
 /** Prometheus' default buckets reach 10 s; model calls run longer, so these go to 5 minutes. */
 export const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300] as const;
 
+export class HistogramSeries {
+  readonly counts: number[];
+  sum = 0;
+  count = 0;
+
+  constructor(private readonly buckets: readonly number[]) {
+    this.counts = new Array<number>(buckets.length).fill(0);
+  }
+
+  /** Counts per bucket, made cumulative at exposition: one increment per observation. */
+  observe(value: number): void {
+    let i = 0;
+    while (i < this.buckets.length && value > this.buckets[i]!) i++;
+    if (i < this.buckets.length) this.counts[i]! += 1;
+    this.sum += value;
+    this.count += 1;
+  }
+}
+
 export class Histogram {
-  readonly #series = new Map<string, { labels: Labels; counts: number[]; sum: number; count: number }>();
+  readonly #table: SeriesTable<HistogramSeries>;
 
   constructor(
     readonly name: string,
     readonly help: string,
     readonly labelNames: readonly string[],
     readonly buckets: readonly number[] = DURATION_BUCKETS,
-  ) {}
+  ) {
+    this.#table = new SeriesTable(labelNames, () => new HistogramSeries(buckets));
+  }
+
+  at(a?: string, b?: string, c?: string): HistogramSeries {
+    return this.#table.at(a, b, c);
+  }
 
   observe(labels: Labels, value: number): void {
-    const key = this.labelNames.map((n) => labels[n] ?? "").join("\u0000");
-    let series = this.#series.get(key);
-    if (!series) this.#series.set(key, (series = { labels, counts: new Array<number>(this.buckets.length).fill(0), sum: 0, count: 0 }));
-    // Counts per bucket, made cumulative at exposition: one increment per observation.
-    let i = 0;
-    while (i < this.buckets.length && value > this.buckets[i]!) i++;
-    if (i < this.buckets.length) series.counts[i]! += 1;
-    series.sum += value;
-    series.count += 1;
+    this.#table.of(labels).observe(value);
   }
 
   expose(): string {
     const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
-    for (const { labels, counts, sum, count } of this.#series.values()) {
+    const withLe = [...this.labelNames, "le"];
+    for (const { labels, series } of this.#table.all) {
       let cumulative = 0;
       this.buckets.forEach((bound, i) => {
-        cumulative += counts[i]!;
-        lines.push(`${this.name}_bucket${rendered([...this.labelNames, "le"], { ...labels, le: String(bound) })} ${cumulative}`);
+        cumulative += series.counts[i]!;
+        lines.push(`${this.name}_bucket${rendered(withLe, { ...labels, le: String(bound) })} ${cumulative}`);
       });
-      lines.push(`${this.name}_bucket${rendered([...this.labelNames, "le"], { ...labels, le: "+Inf" })} ${count}`);
-      lines.push(`${this.name}_sum${rendered(this.labelNames, labels)} ${sum}`);
-      lines.push(`${this.name}_count${rendered(this.labelNames, labels)} ${count}`);
+      lines.push(`${this.name}_bucket${rendered(withLe, { ...labels, le: "+Inf" })} ${series.count}`);
+      lines.push(`${this.name}_sum${rendered(this.labelNames, labels)} ${series.sum}`);
+      lines.push(`${this.name}_count${rendered(this.labelNames, labels)} ${series.count}`);
     }
     return lines.join("\n");
   }
