@@ -127,7 +127,9 @@ function tapUsage(
   let headBytes = 0;
   let tail: Uint8Array[] = [];
   let tailBytes = 0;
+  let last = first;
   const keep = (chunk: Uint8Array) => {
+    last = chunk;
     if (headBytes < EDGE_BYTES) {
       head.push(chunk);
       headBytes += chunk.byteLength;
@@ -158,8 +160,13 @@ function tapUsage(
         keep(value);
         controller.enqueue(value);
       } catch (error) {
-        ticket.broke(irError("api_error", "the upstream stream broke off", { status: 502, failure: "transient" }));
-        controller.error(error);
+        const broke = irError("api_error", "the upstream stream broke off", { status: 502, failure: "transient" });
+        ticket.broke(broke);
+        // The protocol's own in-stream error when the cut fell between events; else the connection resets.
+        const ending = adapter.streamBreak?.(broke, last);
+        if (!ending) return controller.error(error);
+        controller.enqueue(ending);
+        controller.close();
       }
     },
     cancel(reason) {

@@ -56,6 +56,12 @@ export interface ProtocolAdapter {
    * `:streamGenerateContent` without `alt=sse` (its upstreamPath asks the upstream for the same form).
    */
   readonly jsonArrayStream?: ProtocolAdapter;
+  /**
+   * Same protocol: what ends a stream the upstream broke off after it began, appended after the last
+   * bytes it sent (`last`): the protocol's in-stream error event alone, or undefined when those bytes
+   * did not end at an event boundary (the client's connection is then reset: an error either way).
+   */
+  streamBreak?(error: IrError, last: Uint8Array): Uint8Array | undefined;
   /** A gateway-generated error in this protocol's native shape, status and headers. */
   encodeError(error: IrError): Response;
   /** The caller's credential from this protocol's own header (for the auth chain and passthrough). */

@@ -54,4 +54,12 @@ export function sseEvent(data: string, event?: string): Uint8Array {
   return encoder.encode(event ? `event: ${event}\ndata: ${data}\n\n` : `data: ${data}\n\n`);
 }
 
+/** Whether bytes sent so far end between two SSE events (a blank line), so another event may follow. */
+export function endsAtEventBoundary(last: Uint8Array): boolean {
+  const n = last.length;
+  const lf = 0x0a;
+  const cr = 0x0d;
+  return n >= 2 && last[n - 1] === lf && (last[n - 2] === lf || (n >= 4 && last[n - 2] === cr && last[n - 3] === lf && last[n - 4] === cr));
+}
+
 export const SSE_HEADERS = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", connection: "keep-alive" } as const;

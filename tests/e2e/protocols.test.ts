@@ -116,13 +116,16 @@ describe("a stream that breaks after it began", () => {
     expect(text).not.toContain("event: message_stop");
   });
 
-  test("same protocol: the client's stream fails rather than ending cleanly", async () => {
+  test("same protocol: the client's SDK sees its own in-stream error after the upstream's events", async () => {
     oaiUp.script({ cutAfterEvents: 3 });
     const stream = await openai.chat.completions.create({ model: "cut-openai-same", stream: true, messages: [{ role: "user", content: "cut me off please" }] });
+    let text = "";
     const error = await (async () => {
-      for await (const _ of stream) void _;
+      for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? "";
     })().then(() => undefined, (e: unknown) => e);
-    expect(error).toBeInstanceOf(Error);
+    expect(error).toBeInstanceOf(OpenAI.APIError);
+    expect(String((error as Error).message)).toContain("stream");
+    expect("echo: cut me off please".startsWith(text)).toBe(true);
   });
 });
 

@@ -1,9 +1,9 @@
 // The `anthropic` adapter: the Anthropic Messages API (POST /v1/messages), spoken as Anthropic speaks it
 // so the official SDK, and Claude Code, work unchanged against the gateway.
-import { SSE_HEADERS } from "../../transport/sse.ts";
+import { endsAtEventBoundary, SSE_HEADERS, sseEvent } from "../../transport/sse.ts";
 import { bearerToken } from "../../http/credentials.ts";
 import type { ProtocolAdapter } from "../types.ts";
-import { decodeError, encodeError } from "./errors.ts";
+import { decodeError, encodeError, errorBody } from "./errors.ts";
 import { MESSAGES_PATH, decodeRequest, encodeRequest } from "./request.ts";
 import { decodeResponse, encodeResponse, usageFromResponse } from "./response.ts";
 import { createStreamDecoder, createStreamEncoder, createStreamWriter } from "./stream.ts";
@@ -29,6 +29,7 @@ export const anthropic: ProtocolAdapter = {
   createStreamEncoder,
   createStreamWriter,
   streamHeaders: SSE_HEADERS,
+  streamBreak: (error, last) => (endsAtEventBoundary(last) ? sseEvent(JSON.stringify(errorBody(error)), "error") : undefined),
   encodeError,
   clientCredential,
 

@@ -8,7 +8,7 @@ import type { ProtocolAdapter } from "../types.ts";
 import { decodeError, encodeError } from "./errors.ts";
 import { decodeRequest, encodeRequest, upstreamPath } from "./request.ts";
 import { decodeResponse, encodeResponse, usageFromResponse } from "./response.ts";
-import { EVENTSTREAM_HEADERS, createStreamDecoder, createStreamEncoder, createStreamWriter } from "./stream.ts";
+import { EVENTSTREAM_HEADERS, createStreamDecoder, exceptionFrame, createStreamEncoder, createStreamWriter } from "./stream.ts";
 import { DASHED_64 } from "../tool-names.ts";
 
 export const bedrock: ProtocolAdapter = {
@@ -19,6 +19,9 @@ export const bedrock: ProtocolAdapter = {
   createStreamEncoder,
   createStreamWriter: (request, warn, emit) => createStreamWriter(request, warn, emit),
   streamHeaders: EVENTSTREAM_HEADERS,
+  // Frames carry their own length: an exception frame after a cut mid-frame fails the client's CRC
+  // check instead, an error either way.
+  streamBreak: (error) => exceptionFrame(error),
   encodeError,
   // A Bedrock API key (https://docs.aws.amazon.com/bedrock/latest/userguide/api-keys-use.html); a
   // SigV4-signed request's Authorization is not a Bearer token and is verified elsewhere.

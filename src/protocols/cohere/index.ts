@@ -1,7 +1,7 @@
 // The `cohere` adapter: Cohere's v2 Chat API (POST /v2/chat, https://docs.cohere.com/reference/chat),
 // spoken as Cohere speaks it so the official SDK (cohere-ai's CohereClientV2) works unchanged against
 // the gateway. The provider's base_url is https://api.cohere.com.
-import { SSE_HEADERS } from "../../transport/sse.ts";
+import { endsAtEventBoundary, SSE_HEADERS, sseEvent } from "../../transport/sse.ts";
 import { bearerToken } from "../../http/credentials.ts";
 import type { ProtocolAdapter } from "../types.ts";
 import { decodeError, encodeError } from "./errors.ts";
@@ -18,6 +18,9 @@ export const cohere: ProtocolAdapter = {
   createStreamEncoder,
   createStreamWriter,
   streamHeaders: SSE_HEADERS,
+  // Cohere has no error event: a failed generation ends with message-end carrying `delta.error`.
+  streamBreak: (error, last) =>
+    endsAtEventBoundary(last) ? sseEvent(JSON.stringify({ type: "message-end", delta: { finish_reason: "ERROR", error: error.message } }), "message-end") : undefined,
   encodeError,
   // The reference: "Bearer authentication of the form `Bearer <token>`"; the SDK sends its token so.
   clientCredential: (request) => bearerToken(request.headers),

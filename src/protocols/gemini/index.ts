@@ -1,9 +1,9 @@
 // The `gemini` adapter: the Google Generative Language API (generateContent and streamGenerateContent),
 // spoken as Google speaks it so the official @google/genai SDK works unchanged against the gateway.
 // The model is a path segment, so the path carries it both ways and the body is never rewritten.
-import { SSE_HEADERS } from "../../transport/sse.ts";
+import { endsAtEventBoundary, SSE_HEADERS, sseEvent } from "../../transport/sse.ts";
 import type { ProtocolAdapter } from "../types.ts";
-import { decodeError, encodeError } from "./errors.ts";
+import { decodeError, encodeError, errorBody } from "./errors.ts";
 import { decodeRequest, encodeRequest, generatePath } from "./request.ts";
 import { decodeResponse, encodeResponse, usageFromResponse } from "./response.ts";
 import { createArrayStreamDecoder, createArrayStreamEncoder, createArrayStreamWriter, createStreamDecoder, createStreamEncoder, createStreamWriter } from "./stream.ts";
@@ -28,6 +28,8 @@ const sse: ProtocolAdapter = {
   createStreamEncoder,
   createStreamWriter,
   streamHeaders: SSE_HEADERS,
+  // Gemini ends a failed stream with a final `{"error": {...}}` chunk.
+  streamBreak: (error, last) => (endsAtEventBoundary(last) ? sseEvent(JSON.stringify(errorBody(error))) : undefined),
   encodeError,
   clientCredential,
 
@@ -53,8 +55,15 @@ const jsonArrayStream: ProtocolAdapter = {
   createStreamEncoder: createArrayStreamEncoder,
   createStreamWriter: createArrayStreamWriter,
   streamHeaders: JSON_STREAM_HEADERS,
+  // In the array form the error is one more element, then the array closes (after a whole element only).
+  streamBreak: (error, last) => (lastNonSpace(last) === 0x7d ? new TextEncoder().encode(`,\r\n${JSON.stringify(errorBody(error))}]`) : undefined),
   createStreamDecoder: () => createArrayStreamDecoder(),
   upstreamPath: (upstreamModel, stream) => generatePath(upstreamModel, stream, false),
 };
 
 export const gemini: ProtocolAdapter = { ...sse, jsonArrayStream };
+
+function lastNonSpace(bytes: Uint8Array): number | undefined {
+  for (let i = bytes.length - 1; i >= 0; i--) if (bytes[i] !== 0x20 && bytes[i] !== 0x0a && bytes[i] !== 0x0d && bytes[i] !== 0x09) return bytes[i];
+  return undefined;
+}

@@ -1,10 +1,10 @@
 // The `openai` adapter: OpenAI Chat Completions (POST /v1/chat/completions), spoken as OpenAI speaks it
 // so the official SDK works unchanged against the gateway. The same adapter serves OpenAI-compatible
 // upstreams (Azure OpenAI, vLLM, Ollama, Groq, Mistral, OpenRouter, ...).
-import { SSE_HEADERS } from "../../transport/sse.ts";
+import { endsAtEventBoundary, SSE_HEADERS, sseEvent } from "../../transport/sse.ts";
 import { bearerToken } from "../../http/credentials.ts";
 import type { ProtocolAdapter } from "../types.ts";
-import { decodeError, encodeError } from "./errors.ts";
+import { decodeError, encodeError, wireError } from "./errors.ts";
 import { decodeRequest, encodeRequest } from "./request.ts";
 import { decodeResponse, encodeResponse, usageFromResponse } from "./response.ts";
 import { createStreamDecoder, createStreamEncoder, createStreamWriter } from "./stream.ts";
@@ -20,6 +20,7 @@ export const openai: ProtocolAdapter = {
   createStreamEncoder,
   createStreamWriter,
   streamHeaders: SSE_HEADERS,
+  streamBreak: (error, last) => (endsAtEventBoundary(last) ? sseEvent(JSON.stringify({ error: wireError(error) })) : undefined),
   encodeError,
   clientCredential: (request) => bearerToken(request.headers),
 
