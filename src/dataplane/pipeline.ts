@@ -8,7 +8,7 @@ import { closeConnection, BodyTooLargeError } from "../http/serve.ts";
 import { irError, type IrError, type IrRequest } from "../ir/index.ts";
 import { mockRespond, mockStream } from "../providers/mock.ts";
 import type { IngressContext, ProtocolAdapter } from "../protocols/types.ts";
-import { route as routeRequest, type AttemptResult, type LaneTicket, type Routed, type RoutingCounters } from "../routing/failover.ts";
+import { route as routeRequest, type AttemptResult, type LaneTicket, type RouteOptions, type Routed, type RoutingCounters } from "../routing/failover.ts";
 import type { Lane } from "../routing/lane.ts";
 import type { Pool } from "../routing/pool.ts";
 import { LANE_DEFAULT_CELL, type RoutingState } from "../routing/state.ts";
@@ -68,16 +68,19 @@ class DecodeRefused extends Error {
   }
 }
 
+type Outcome = "ok" | "client_error" | "exhausted" | "error";
+
+/** Counts the request and its duration under its pool ("" before one is known), and hands the answer on. */
+function done(deps: PipelineDeps, ingress: ProtocolAdapter, pool: string, started: number, response: Response, outcome: Outcome): Response {
+  deps.metrics.requests.at(ingress.name, pool, outcome).inc();
+  deps.metrics.duration.at(ingress.name, pool).observe((performance.now() - started) / 1000);
+  return response;
+}
+
 export async function handleModelRequest(deps: PipelineDeps, ingress: ProtocolAdapter, request: Request, route: ModelRoute = {}): Promise<Response> {
   const started = performance.now();
   const snapshot = deps.holder.current;
-  let poolLabel = "";
-  const done = (response: Response, outcome: "ok" | "client_error" | "exhausted" | "error") => {
-    deps.metrics.requests.at(ingress.name, poolLabel, outcome).inc();
-    deps.metrics.duration.at(ingress.name, poolLabel).observe((performance.now() - started) / 1000);
-    return response;
-  };
-  const refuse = (error: IrError) => done(ingress.encodeError(error), "client_error");
+  const refuse = (error: IrError, pool = "") => done(deps, ingress, pool, started, ingress.encodeError(error), "client_error");
 
   if (!authenticateIngress(snapshot, request)) return refuse(irError("authentication", "Invalid or missing API key."));
   const read = await readJsonObject(request);
@@ -89,47 +92,71 @@ export async function handleModelRequest(deps: PipelineDeps, ingress: ProtocolAd
   if (model === undefined || model === "") return refuse(irError("invalid_request", "model: required", { param: "model" }));
   const pool = route.lane ? directPool(snapshot, route.lane(snapshot, body)) : snapshot.pools.get(model);
   if (!pool) return refuse(irError("not_found", `The model \`${model}\` does not exist.`, { code: "model_not_found", param: "model" }));
-  poolLabel = pool.name;
 
-  const logger = deps.logger;
-  // The IR is built once, on the first lane that needs it (a same-protocol lane never does).
-  let ir: IrRequest | undefined;
-  const decode = (exchange: Exchange): IrRequest => {
-    if (ir) return ir;
-    const decoded = ingress.decodeRequest(body, context);
-    if (!decoded.ok) throw new DecodeRefused(decoded.error);
-    decoded.warnings.forEach(exchange.warn);
-    return (ir = decoded.value);
-  };
-  const attempt = (lane: Lane, ticket: LaneTicket): Promise<AttemptResult<Response>> => {
+  const call = new ModelCall(deps, snapshot, ingress, request, body, context, model);
+  let routed: Routed<Response>;
+  try {
+    routed = await routeRequest(pool, call);
+  } catch (error) {
+    if (error instanceof DecodeRefused) return refuse(error.error, pool.name);
+    // A body that stalls after the answer started (the upstream bound is also an idle bound).
+    const failed = isUpstreamTimeout(error) ? irError("timeout", "the upstream stopped answering", { failure: "transient" }) : irError("api_error", "The gateway could not complete the request.");
+    if (!isUpstreamTimeout(error)) deps.logger.error("request failed", { model, pool: pool.name, error });
+    return done(deps, ingress, pool.name, started, ingress.encodeError(failed), "error");
+  }
+  if (routed.kind === "answer") return done(deps, ingress, pool.name, started, routed.value, "ok");
+  if (routed.kind === "relay") return done(deps, ingress, pool.name, started, routed.value, routed.failure === "caller" || routed.failure === "context_length" ? "client_error" : "error");
+  const exhausted = irError("overloaded", `Every lane of \`${model}\` is cooling down or at capacity; retry after ${routed.retryAfterSecs} s.`, { retryAfterSecs: routed.retryAfterSecs });
+  return done(deps, ingress, pool.name, started, ingress.encodeError(exhausted), "exhausted");
+}
+
+/** One model request as the routing engine sees it: what each attempt at a lane does (one object, no closures per request). */
+class ModelCall implements RouteOptions<Response> {
+  readonly state: RoutingState;
+  readonly counters: RoutingCounters;
+  /** The IR, built on the first lane that needs it (a same-protocol lane never does). */
+  private ir: IrRequest | undefined;
+
+  constructor(
+    private readonly deps: PipelineDeps,
+    private readonly snapshot: Snapshot,
+    private readonly ingress: ProtocolAdapter,
+    private readonly request: Request,
+    private readonly body: Record<string, unknown>,
+    private readonly context: IngressContext,
+    private readonly model: string,
+  ) {
+    this.state = deps.routing;
+    this.counters = routingCounters(deps.metrics);
+  }
+
+  poolNamed(name: string): Pool | undefined {
+    return this.snapshot.pools.get(name);
+  }
+
+  attempt(lane: Lane, ticket: LaneTicket): Promise<AttemptResult<Response>> {
+    const { deps, ingress, model } = this;
     // Debug, not warn: a client that always sends a member the IR does not model would flood the log;
     // the counter shows the rate, and debug logging shows which members.
     const warn = (warning: string) => {
       deps.metrics.translationWarnings.at(ingress.name, lane.provider.protocol).inc();
-      logger.debug("translation warning", { from: ingress.name, to: lane.provider.protocol, model, warning });
+      deps.logger.debug("translation warning", { from: ingress.name, to: lane.provider.protocol, model, warning });
     };
-    const exchange: Exchange = { deps, snapshot, ingress, request, body, context, lane, model, warn };
+    const exchange: Exchange = { deps, snapshot: this.snapshot, ingress, request: this.request, body: this.body, context: this.context, lane, model, warn };
     if (lane.provider.protocol === ingress.name) return passThrough(exchange, ticket);
-    const decoded = decode(exchange);
+    const decoded = this.decode(warn);
     if (lane.provider.protocol === "mock") return answerFromMock(exchange, decoded, ticket);
     deps.metrics.translations.at(ingress.name, lane.provider.protocol).inc();
     return translate(exchange, decoded, ticket);
-  };
-
-  let routed: Routed<Response>;
-  try {
-    routed = await routeRequest(pool, { state: deps.routing, counters: routingCounters(deps.metrics), poolNamed: (name) => snapshot.pools.get(name), attempt });
-  } catch (error) {
-    if (error instanceof DecodeRefused) return refuse(error.error);
-    // A body that stalls after the answer started (the upstream bound is also an idle bound).
-    if (isUpstreamTimeout(error)) return done(ingress.encodeError(irError("timeout", "the upstream stopped answering", { failure: "transient" })), "error");
-    logger.error("request failed", { model, pool: pool.name, error });
-    return done(ingress.encodeError(irError("api_error", "The gateway could not complete the request.")), "error");
   }
-  if (routed.kind === "answer") return done(routed.value, "ok");
-  if (routed.kind === "relay") return done(routed.value, routed.failure === "caller" || routed.failure === "context_length" ? "client_error" : "error");
-  const exhausted = irError("overloaded", `Every lane of \`${model}\` is cooling down or at capacity; retry after ${routed.retryAfterSecs} s.`, { retryAfterSecs: routed.retryAfterSecs });
-  return done(ingress.encodeError(exhausted), "exhausted");
+
+  private decode(warn: (warning: string) => void): IrRequest {
+    if (this.ir) return this.ir;
+    const decoded = this.ingress.decodeRequest(this.body, this.context);
+    if (!decoded.ok) throw new DecodeRefused(decoded.error);
+    decoded.warnings.forEach(warn);
+    return (this.ir = decoded.value);
+  }
 }
 
 /** A direct route's one lane, as a pool over the lane-default cell (the one /stats shows). */

@@ -6,7 +6,7 @@
 import type { FailureClass, IrError } from "../ir/index.ts";
 import type { Breaker, BreakerFault } from "./breaker.ts";
 import type { Lane } from "./lane.ts";
-import { weightedOrder, type Pool } from "./pool.ts";
+import { weightedOrder, type Pool, type PoolMember } from "./pool.ts";
 import type { LaneCounters, RoutingState } from "./state.ts";
 
 /** Why a request moved to another lane (gateway_failovers_total `reason`). */
@@ -55,14 +55,35 @@ const HARD_DOWN: ReadonlySet<FailureClass> = new Set(["credential", "quota"]);
 
 /** Routes through a pool (and its fallback pools); a direct route passes a one-lane pool named after the lane-default cell. */
 export function route<R>(first: Pool, options: RouteOptions<R>): Promise<Routed<R>> {
-  return new RouteRun(first, options).run();
+  const run = new RouteRun(first, options);
+  // The first attempt goes out without an async frame of its own: most requests need no other, and
+  // each async level costs a resumption when the upstream answers (docs/performance.md).
+  const candidate = run.next();
+  if (!candidate) return run.rest();
+  const ticket = run.begin(candidate);
+  let attempt: Promise<AttemptResult<R>>;
+  try {
+    attempt = options.attempt(candidate.lane, ticket);
+  } catch (error) {
+    ticket.released();
+    throw error;
+  }
+  return attempt.then(
+    (result) => run.judge(candidate, ticket, result) ?? run.rest(),
+    (error: unknown) => {
+      ticket.released();
+      throw error;
+    },
+  );
 }
 
-/**
- * One request's way through its pool and any fallback pools. One async frame for the whole loop: each
- * async level a request passes through costs a resumption when its upstream answers, which measured
- * more than all the routing work itself (docs/performance.md).
- */
+interface Candidate {
+  readonly lane: Lane;
+  readonly counters: LaneCounters;
+  readonly breaker: Breaker;
+}
+
+/** One request's way through its pool and any fallback pools. */
 class RouteRun<R> {
   private lastFailure: Extract<Routed<R>, { kind: "relay" }> | undefined;
   private hops = 0;
@@ -72,37 +93,43 @@ class RouteRun<R> {
   private visited: Set<string> | undefined;
   /** The soonest cooldown end among the pools passed through, for an exhausted answer's Retry-After. */
   private soonestMs = Infinity;
+  private order: readonly PoolMember[];
+  private index = 0;
+  private deadline: number;
 
   constructor(
     private pool: Pool,
     private readonly options: RouteOptions<R>,
-  ) {}
+  ) {
+    const clock = options.state.clock;
+    this.order = weightedOrder(pool.members, clock.random);
+    this.deadline = clock.now() + pool.failover.timeout_secs * 1000;
+  }
 
-  async run(): Promise<Routed<R>> {
+  /** The next member of the current pool that may take the request now, in weighted order. */
+  next(): Candidate | undefined {
+    const { pool, options } = this;
+    const { state } = options;
+    while (this.index < this.order.length) {
+      const lane = this.order[this.index++]!.lane;
+      if (this.hops >= pool.failover.max_hops || state.clock.now() >= this.deadline) return undefined;
+      if (this.minWindow >= 0 && (lane.contextWindow ?? 0) <= this.minWindow) continue;
+      const counters = state.lane(lane.name);
+      if (!counters.hasRoom(lane)) continue;
+      const breaker = state.cell(pool.name, lane.name, pool.breaker);
+      if (breaker.admit()) return { lane, counters, breaker };
+    }
+    return undefined;
+  }
+
+  /** Everything after the first attempt: further members, exhaustion, fallback pools. */
+  async rest(): Promise<Routed<R>> {
     const { options } = this;
     const { state } = options;
-    const clock = state.clock;
     for (;;) {
       const pool = this.pool;
-      const deadline = clock.now() + pool.failover.timeout_secs * 1000;
-      const order = weightedOrder(pool.members, clock.random);
-      for (let i = 0; i < order.length; i++) {
-        const lane = order[i]!.lane;
-        if (this.hops >= pool.failover.max_hops || clock.now() >= deadline) break;
-        if (this.minWindow >= 0 && (lane.contextWindow ?? 0) <= this.minWindow) continue;
-        const counters = state.lane(lane.name);
-        if (!counters.hasRoom(lane)) continue;
-        const breaker = state.cell(pool.name, lane.name, pool.breaker);
-        if (!breaker.admit()) continue;
-        const ticket = this.begin(lane, counters, breaker);
-        let result: AttemptResult<R>;
-        try {
-          result = await options.attempt(lane, ticket);
-        } catch (error) {
-          ticket.released();
-          throw error;
-        }
-        const verdict = this.judge(lane, counters, breaker, ticket, result);
+      for (let candidate = this.next(); candidate; candidate = this.next()) {
+        const verdict = await this.tryCandidate(candidate);
         if (verdict) return verdict;
       }
       const tried = this.hops > 0 || this.minWindow >= 0;
@@ -110,14 +137,7 @@ class RouteRun<R> {
       const least = !tried && pool.onExhausted === "least_bad" ? leastBad(pool, state) : undefined;
       if (least) {
         least.breaker.force();
-        const counters = state.lane(least.lane.name);
-        const ticket = this.begin(least.lane, counters, least.breaker);
-        try {
-          return this.judge(least.lane, counters, least.breaker, ticket, await options.attempt(least.lane, ticket)) ?? this.lastFailure!;
-        } catch (error) {
-          ticket.released();
-          throw error;
-        }
+        return (await this.tryCandidate({ ...least, counters: state.lane(least.lane.name) })) ?? this.lastFailure!;
       }
       // Every lane tried failed, or none could be tried: a fallback pool (loop-guarded) may still serve.
       this.soonestMs = Math.min(this.soonestMs, soonestCooldownMs(pool, state));
@@ -128,6 +148,9 @@ class RouteRun<R> {
         this.pool = next;
         this.hops = 0;
         this.minWindow = -1;
+        this.order = weightedOrder(next.members, state.clock.random);
+        this.index = 0;
+        this.deadline = state.clock.now() + next.failover.timeout_secs * 1000;
         continue;
       }
       // Retry-After: the soonest cooldown end in any pool of the chain (a cap or a probe in flight clears soon too).
@@ -135,7 +158,19 @@ class RouteRun<R> {
     }
   }
 
-  private begin(lane: Lane, counters: LaneCounters, breaker: Breaker): Ticket {
+  private async tryCandidate(candidate: Candidate): Promise<Routed<R> | undefined> {
+    const ticket = this.begin(candidate);
+    let result: AttemptResult<R>;
+    try {
+      result = await this.options.attempt(candidate.lane, ticket);
+    } catch (error) {
+      ticket.released();
+      throw error;
+    }
+    return this.judge(candidate, ticket, result);
+  }
+
+  begin({ lane, counters, breaker }: Candidate): Ticket {
     const routing = this.options.counters;
     const pool = this.pool.name;
     this.hops += 1;
@@ -148,7 +183,7 @@ class RouteRun<R> {
   }
 
   /** What one attempt's result means for the request: an answer to give, or undefined to go on. */
-  private judge(lane: Lane, counters: LaneCounters, breaker: Breaker, ticket: Ticket, result: AttemptResult<R>): Routed<R> | undefined {
+  judge({ lane, counters, breaker }: Candidate, ticket: Ticket, result: AttemptResult<R>): Routed<R> | undefined {
     if (result.ok) {
       if (!result.settlesLater) ticket.ok();
       return { kind: "answer", value: result.value };
