@@ -7,6 +7,7 @@
 //   Open   --cooldown over, next selection--> HalfOpen: exactly one probe admitted
 //   HalfOpen --probe ok--> Closed (streak, window, escalation cleared) | --probe fails--> Open, escalated
 //   Open or Closed --successful active health probe--> Closed
+//   Open   --failure of a request admitted before the trip--> Open (an outcome, not another trip)
 //
 // Cooldowns (docs/operations.md "Breakers"): an Open cooldown is base_cooldown_secs doubled per trip
 // since the cell last closed, up to max_cooldown_secs; the short cooldown of a failure below the trip is
@@ -117,6 +118,12 @@ export class Breaker {
       return true;
     }
     const floorMs = (fault.retryAfterSecs ?? 0) * 1000;
+    if (this.state === "open") {
+      // A request admitted before the cell tripped failed after it: one more outcome, not another trip.
+      this.record(now, true);
+      this.cooldownUntil = Math.max(this.cooldownUntil, now + floorMs);
+      return false;
+    }
     if (this.state === "half_open") {
       this.trips += 1;
       this.open(now, Math.max(this.openCooldownMs(), floorMs));

@@ -81,6 +81,8 @@ interface Candidate {
   readonly lane: Lane;
   readonly counters: LaneCounters;
   readonly breaker: Breaker;
+  /** Whether this request is its half-open cell's one probe (only the probe's end frees the probe slot). */
+  readonly probe: boolean;
 }
 
 /** One request's way through its pool and any fallback pools. */
@@ -117,7 +119,7 @@ class RouteRun<R> {
       const counters = state.lane(lane.name);
       if (!counters.hasRoom(lane)) continue;
       const breaker = state.cell(pool.name, lane.name, pool.breaker);
-      if (breaker.admit()) return { lane, counters, breaker };
+      if (breaker.admit()) return { lane, counters, breaker, probe: breaker.state === "half_open" };
     }
     return undefined;
   }
@@ -137,7 +139,7 @@ class RouteRun<R> {
       const least = !tried && pool.onExhausted === "least_bad" ? leastBad(pool, state) : undefined;
       if (least) {
         least.breaker.force();
-        return (await this.tryCandidate({ ...least, counters: state.lane(least.lane.name) })) ?? this.lastFailure!;
+        return (await this.tryCandidate({ ...least, counters: state.lane(least.lane.name), probe: least.breaker.state !== "closed" })) ?? this.lastFailure!;
       }
       // Every lane tried failed, or none could be tried: a fallback pool (loop-guarded) may still serve.
       this.soonestMs = Math.min(this.soonestMs, soonestCooldownMs(pool, state));
@@ -170,7 +172,7 @@ class RouteRun<R> {
     return this.judge(candidate, ticket, result);
   }
 
-  begin({ lane, counters, breaker }: Candidate): Ticket {
+  begin({ lane, counters, breaker, probe }: Candidate): Ticket {
     const routing = this.options.counters;
     const pool = this.pool.name;
     this.hops += 1;
@@ -179,7 +181,7 @@ class RouteRun<R> {
     routing.attempt(pool, lane.name);
     counters.inflight += 1;
     counters.admitted += 1;
-    return new Ticket(counters, breaker, pool, lane.name, routing);
+    return new Ticket(counters, breaker, pool, lane.name, routing, probe);
   }
 
   /** What one attempt's result means for the request: an answer to give, or undefined to go on. */
@@ -257,6 +259,7 @@ class Ticket implements LaneTicket {
     private readonly pool: string,
     private readonly lane: string,
     private readonly routing: RoutingCounters,
+    private readonly probe: boolean,
   ) {}
 
   ok(): void {
@@ -273,7 +276,7 @@ class Ticket implements LaneTicket {
   }
 
   released(): void {
-    if (this.settle()) this.breaker.abandon();
+    if (this.settle() && this.probe) this.breaker.abandon();
   }
 
   private settle(): boolean {
