@@ -28,6 +28,8 @@ const KIND: Readonly<Record<string, IrErrorKind>> = {
   request_too_large: "request_too_large",
   rate_limit_error: "rate_limit",
   billing_error: "insufficient_quota",
+  // Anthropic itself never says this; another gateway (or this one, upstream of us) does for a spent budget.
+  insufficient_quota: "insufficient_quota",
   overloaded_error: "overloaded",
   timeout_error: "timeout",
   api_error: "api_error",
@@ -42,6 +44,7 @@ const STATUS_OF_TYPE: Readonly<Record<string, number>> = {
   not_found_error: 404,
   request_too_large: 413,
   rate_limit_error: 429,
+  insufficient_quota: 429,
   api_error: 500,
   timeout_error: 504,
   overloaded_error: 529,
@@ -77,7 +80,7 @@ const SPEND_LIMIT_CODES = new Set(["enforced_spend_limit_reached", "contract_spe
  */
 function classify(status: number, type: string | undefined, message: string, errorCode: string | undefined): FailureClass {
   if (status >= 400 && status < 500 && /prompt is too long|context (window|length|limit)|too many (input )?tokens/i.test(message)) return "context_length";
-  if (type === "billing_error" || /credit balance|billing/i.test(message)) return "quota";
+  if (type === "billing_error" || type === "insufficient_quota" || /credit balance|billing/i.test(message)) return "quota";
   if (errorCode !== undefined && SPEND_LIMIT_CODES.has(errorCode)) return "quota";
   // 401/403 credential, 429 rate_limit, 500/529/other 5xx transient, other 4xx caller.
   return failureFromStatus(status);

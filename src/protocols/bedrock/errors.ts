@@ -80,7 +80,9 @@ function retryAfter(headers: Headers, now: number): number | undefined {
  * ValidationException "Input is too long for requested model" wants a larger lane; a ThrottlingException
  * "Too many tokens per day" is a daily quota, not a moment's rate limit.
  */
-function classify(status: number, kind: IrErrorKind | undefined, message: string): FailureClass {
+function classify(status: number, kind: IrErrorKind | undefined, message: string, type: string | undefined): FailureClass {
+  // A gateway upstream says a spent budget inside a ValidationException, which alone is the caller's fault.
+  if (type === "insufficient_quota") return "quota";
   if ((status === 400 || status === 413 || status === 424) && /too long|context (window|length|limit)|too many (input )?tokens(?! per)/i.test(message)) return "context_length";
   if (kind === "insufficient_quota" || (status === 429 && /per day|daily/i.test(message))) return "quota";
   if (kind === "authentication" || kind === "permission") return "credential";
@@ -98,9 +100,9 @@ export function decodeError(status: number, body: string, headers: Headers, now:
   }
   const name = exceptionName(headers, parsed);
   const known = name === undefined ? undefined : EXCEPTIONS[name];
-  const wire = matches(ErrorBody, parsed) ? (parsed.message ?? parsed.Message) : undefined;
-  const message = wire ?? (body.trim() === "" ? `upstream answered ${status}` : body.slice(0, 500));
-  const failure = classify(status, known?.kind, message);
+  const wire = matches(ErrorBody, parsed) ? parsed : undefined;
+  const message = wire?.message ?? wire?.Message ?? (body.trim() === "" ? `upstream answered ${status}` : body.slice(0, 500));
+  const failure = classify(status, known?.kind, message, wire?.type);
   const kind = failure === "quota" ? "insufficient_quota" : (known?.kind ?? kindFromStatus(status));
   const seconds = retryAfter(headers, now());
   return irError(kind, message, { status, failure, ...(seconds !== undefined && { retryAfterSecs: seconds }), ...(name !== undefined && { code: name }) });

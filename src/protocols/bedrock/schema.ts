@@ -83,7 +83,8 @@ export const ToolUseBlockStart = Type.Object({ toolUseId: Type.String(), name: T
 export const ToolUseBlockDelta = Type.Object({ input: Type.String() });
 
 /** `{"message": ...}`; AWS's own front door (auth, throttling) sometimes writes `Message`. */
-export const ErrorBody = Type.Object({ message: Type.Optional(Type.String()), Message: Type.Optional(Type.String()) });
+/** `type` is not AWS's: the member a gateway adds for a spent budget (errors.ts). */
+export const ErrorBody = Type.Object({ message: Type.Optional(Type.String()), Message: Type.Optional(Type.String()), type: Type.Optional(Type.String()) });
 
 // ---- unions ---------------------------------------------------------------------------------------
 

@@ -39,7 +39,9 @@ function retryAfter(headers: Headers, now: number): number | undefined {
  * tokens: total number of tokens in the prompt cannot exceed 4081 - received 4292" wants a larger lane;
  * 402 ("Maximum billing reached for this API key") and a trial key's monthly call cap want another key.
  */
-function classify(status: number, message: string): FailureClass {
+function classify(status: number, message: string, type: string | undefined): FailureClass {
+  // A 429 alone reads as a rate limit; a gateway upstream says when its budget is spent.
+  if (type === "insufficient_quota") return "quota";
   if (status >= 400 && status < 500 && /too many tokens|context (window|length)|prompt is too long/i.test(message)) return "context_length";
   if (status === 429 && /per month|\/ ?month|monthly/i.test(message)) return "quota";
   // 498 (a deny-listed token in the text) and 499 (cancelled) are the caller's.
@@ -54,8 +56,9 @@ export function decodeError(status: number, body: string, headers: Headers, now:
   } catch {
     parsed = undefined;
   }
-  const message = matches(ErrorBody, parsed) ? parsed.message : body.trim() === "" ? `upstream answered ${status}` : body.slice(0, 500);
-  const failure = classify(status, message);
+  const wire = matches(ErrorBody, parsed) ? parsed : undefined;
+  const message = wire?.message ?? (body.trim() === "" ? `upstream answered ${status}` : body.slice(0, 500));
+  const failure = classify(status, message, wire?.type ?? undefined);
   const kind = failure === "quota" ? "insufficient_quota" : status === 498 ? "invalid_request" : kindFromStatus(status);
   const seconds = retryAfter(headers, now());
   return irError(kind, message, { status, failure, ...(seconds !== undefined && { retryAfterSecs: seconds }) });

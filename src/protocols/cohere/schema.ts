@@ -100,7 +100,8 @@ export const MessageEndEvent = Type.Object({
 });
 
 /** `{"message": "..."}` (and an `id`): every error status in the reference has this body. */
-export const ErrorBody = Type.Object({ message: Type.String(), id: Opt(Type.String()) });
+/** `type` is not Cohere's: the member a gateway adds for a spent budget (errors.ts). */
+export const ErrorBody = Type.Object({ message: Type.String(), id: Opt(Type.String()), type: Opt(Type.String()) });
 
 // ---- checking ----------------------------------------------------------------------------------
 

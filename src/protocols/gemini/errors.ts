@@ -101,7 +101,9 @@ function readDetails(details: readonly Json[]): { reason?: string; retrySecs?: n
  * (N) exceeds the maximum number of tokens allowed (M)"; a per-day quota (QuotaFailure quotaId
  * `...PerDay...`) does not come back in a minute.
  */
-function classify(status: number, message: string, reason: string | undefined, quotaIds: readonly string[]): FailureClass {
+function classify(status: number, message: string, reason: string | undefined, quotaIds: readonly string[], type: string | undefined): FailureClass {
+  // RESOURCE_EXHAUSTED alone reads as a rate limit; a gateway upstream says when its budget is spent.
+  if (type === "insufficient_quota") return "quota";
   if (reason?.startsWith("API_KEY_")) return "credential";
   if (status >= 400 && status < 500 && /input token count.*exceeds the maximum|exceeds the maximum number of tokens|context (window|length)/i.test(message)) return "context_length";
   if (status === 429 && quotaIds.some((id) => /PerDay/i.test(id))) return "quota";
@@ -125,7 +127,7 @@ export function decodeError(status: number, body: string, headers: Headers, now:
   const wire = wireError(body);
   const message = wire?.message ?? (body.trim() === "" ? `upstream answered ${status}` : body.slice(0, 500));
   const { reason, retrySecs, quotaIds } = readDetails((wire?.details ?? []) as Json[]);
-  const failure = classify(status, message, reason, quotaIds);
+  const failure = classify(status, message, reason, quotaIds, wire?.type);
   const kind: IrErrorKind =
     failure === "quota" ? "insufficient_quota" : failure === "credential" && status === 400 ? "authentication" : ((wire?.status === undefined ? undefined : KIND[wire.status]) ?? kindFromStatus(status));
   const seconds = retrySecs ?? retryAfterHeader(headers, now());

@@ -109,6 +109,8 @@ export const ErrorBody = Type.Object({
     code: Type.Optional(Type.Number()),
     message: Type.Optional(Type.String()),
     status: Type.Optional(Type.String()),
+    /** Not Google's: the member a gateway adds for a spent budget (errors.ts). */
+    type: Type.Optional(Type.String()),
     details: Type.Optional(Type.Array(Type.Object({}))),
   }),
 });

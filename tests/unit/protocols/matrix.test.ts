@@ -366,17 +366,6 @@ const ERROR_TABLE: Record<WireProtocol, Partial<Record<IrErrorKind, [number, str
   cohere: { invalid_request: [400, undefined], authentication: [401, undefined], permission: [403, undefined], not_found: [404, undefined], rate_limit: [429, undefined], insufficient_quota: [429, undefined], overloaded: [503, undefined] },
 };
 
-/**
- * Adapter gaps found by this matrix (not fixed here): the gateway's own `error.type: insufficient_quota`
- * is not read back, so a gateway upstream's exhausted budget would be classed wrongly by routing.
- */
-const DECODE_ERROR_TODO: Record<string, string> = {
-  "anthropic:insufficient_quota": "error.type insufficient_quota decodes as rate_limit",
-  "gemini:insufficient_quota": "error.type insufficient_quota decodes as rate_limit",
-  "bedrock:insufficient_quota": "top-level type insufficient_quota on a 400 ValidationException decodes as invalid_request (failure class caller)",
-  "cohere:insufficient_quota": "top-level type insufficient_quota decodes as rate_limit",
-};
-
 /** Where each vendor puts the word the table names: the error type, the gRPC status, the exception header. */
 function vendorWord(protocol: WireProtocol, response: Response, body: Json): unknown {
   const inner = isObject(body.error) ? body.error : {};
@@ -446,14 +435,13 @@ describe("conformance, all six adapters", () => {
           expect(text).toContain(`gateway says ${kind}`);
           if ((p === "openai" || p === "responses" || p === "anthropic") && (kind === "rate_limit" || kind === "overloaded")) expect(response.headers.get("retry-after")).toBe("7");
         });
-        const todo = DECODE_ERROR_TODO[`${p}:${kind}`];
-        const readBack = `decodeError reads the kind of its own encodeError(${kind}) back`;
-        if (todo) test.todo(`${readBack} (adapter: ${todo})`);
-        else
-          test(readBack, async () => {
-            const response = a.encodeError(irError(kind, `gateway says ${kind}`));
-            expect(a.decodeError(response.status, await response.text(), response.headers).kind).toBe(kind);
-          });
+        // A gateway upstream's spent budget must read back as quota (bench the lane), not a rate limit or the caller's fault.
+        test(`decodeError reads the kind of its own encodeError(${kind}) back`, async () => {
+          const response = a.encodeError(irError(kind, `gateway says ${kind}`));
+          const decoded = a.decodeError(response.status, await response.text(), response.headers);
+          expect(decoded.kind).toBe(kind);
+          if (kind === "insufficient_quota") expect(decoded.failure).toBe("quota");
+        });
       }
 
       for (const [name, query, headers] of CREDENTIAL_HEADERS[p]) {
