@@ -424,6 +424,7 @@ function encodeToolConfig(ir: IrRequest, turns: readonly Turn[], warn: WarningSi
   if (ir.parallelToolCalls === false) warn("parallel_tool_calls false dropped: Converse has no switch for parallel tool calls");
   if (ir.tools.length === 0 || (choice?.type === "none" && !used)) {
     if (choice && choice.type !== "none" && choice.type !== "auto") warn(`tool_choice ${choice.type} dropped: the request has no tools`);
+    if (choice?.type === "none" && ir.tools.length > 0 && !used) warn("tool_choice none sent by leaving the tools out: Converse has no 'none' tool choice");
     if (!used) return undefined;
     // History holds tool calls but the request names no tools: declare the ones used, schema-less.
     warn(`toolConfig declared for ${[...used].join(", ") || "the tool results"} with empty schemas: Converse requires one when the conversation holds toolUse or toolResult blocks`);

@@ -40,6 +40,7 @@ const FROM_UNIFIED: Readonly<Record<IrFinishUnified, string | undefined>> = {
 
 /** The stopReason for a finish; Bedrock's own word is kept when it came from Bedrock. */
 export function stopReasonFromFinish(finish: IrFinishReason, warn: WarningSink): string {
+  if (finish.stopSequence !== undefined) warn(`stop sequence ${JSON.stringify(finish.stopSequence)} not reported: Bedrock's stopReason does not say which one matched`);
   if (finish.raw !== undefined && STOP_REASONS[finish.raw] === finish.unified) return finish.raw;
   if (finish.unified === "stop" && finish.stopSequence !== undefined) return "stop_sequence";
   const mapped = FROM_UNIFIED[finish.unified];
@@ -71,7 +72,8 @@ export function usageFromWire(usage: TokenUsage): Partial<IrUsage> {
 }
 
 /** A TokenUsage. Reasoning tokens are inside outputTokens (Converse reports no split); cache counts only when there are any. */
-export function usageToWire(usage: IrUsage): Record<string, number> {
+export function usageToWire(usage: IrUsage, warn: WarningSink): Record<string, number> {
+  if (usage.outputReasoning > 0) warn("reasoning tokens not reported apart: Converse's usage has no reasoning count (they are in outputTokens)");
   return {
     inputTokens: usage.inputNoCache,
     outputTokens: usage.output,
@@ -222,7 +224,7 @@ export function encodeResponse(response: IrResponse, warn: WarningSink): unknown
   return {
     output: { message: { role: "assistant", content } },
     stopReason: stopReasonFromFinish(response.finishReason, warn),
-    usage: usageToWire(response.usage),
+    usage: usageToWire(response.usage, warn),
     metrics: { latencyMs: 0 },
   };
 }

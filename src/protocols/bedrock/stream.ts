@@ -237,7 +237,7 @@ export function createStreamWriter(_request: IrRequest, warn: WarningSink, emit:
         blocks.closeAll();
         frame("messageStop", { stopReason: stopReasonFromFinish(part.finishReason, warn) });
         // The IR carries no upstream latency; the stream's own duration stands in for it.
-        frame("metadata", { usage: usageToWire(usage), metrics: { latencyMs: Math.max(0, now() - began) } });
+        frame("metadata", { usage: usageToWire(usage, warn), metrics: { latencyMs: Math.max(0, now() - began) } });
         ended = true;
         return;
       case "error":

@@ -35,6 +35,7 @@ const FROM_UNIFIED: Readonly<Record<IrFinishUnified, string | undefined>> = {
 
 /** The finish_reason for a finish; Cohere's own word is kept when it came from Cohere. */
 export function finishToWire(finish: IrFinishReason, warn: WarningSink): string {
+  if (finish.stopSequence !== undefined) warn(`stop sequence ${JSON.stringify(finish.stopSequence)} not reported: Cohere's finish_reason does not say which one matched`);
   if (finish.raw !== undefined && FINISH_REASONS[finish.raw] === finish.unified) return finish.raw;
   if (finish.unified === "stop" && finish.stopSequence !== undefined) return "STOP_SEQUENCE";
   const mapped = FROM_UNIFIED[finish.unified];
@@ -67,7 +68,9 @@ export function usageFromWire(usage: WireUsage): Partial<IrUsage> {
  * A wire usage object. The gateway knows one count per direction, so `billed_units` and `tokens` carry
  * the same numbers (clients read either). Reasoning tokens are inside output_tokens: Cohere has no split.
  */
-export function usageToWire(usage: IrUsage): Record<string, unknown> {
+export function usageToWire(usage: IrUsage, warn: WarningSink): Record<string, unknown> {
+  if (usage.inputCacheWrite > 0) warn("cache-write tokens counted as input_tokens: Cohere's usage has no cache-write count");
+  if (usage.outputReasoning > 0) warn("reasoning tokens not reported apart: Cohere's usage has no reasoning count (they are in output_tokens)");
   const counts = { input_tokens: inputTotal(usage), output_tokens: usage.output };
   return { billed_units: counts, tokens: { ...counts }, ...(usage.inputCacheRead > 0 && { cached_tokens: usage.inputCacheRead }) };
 }
@@ -193,6 +196,6 @@ export function encodeResponse(response: IrResponse, warn: WarningSink): unknown
     id: response.id,
     finish_reason: finishToWire(response.finishReason, once),
     message: { role: "assistant", ...(content.length > 0 && { content }), ...rest },
-    usage: usageToWire(response.usage),
+    usage: usageToWire(response.usage, once),
   };
 }

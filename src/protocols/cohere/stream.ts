@@ -169,13 +169,13 @@ function messageWriter(warn: WarningSink, emit: Emit) {
       case "finish":
         begin(crypto.randomUUID());
         blocks.closeAll();
-        emit({ type: "message-end", delta: { finish_reason: finishToWire(part.finishReason, warn), usage: usageToWire(usage) } });
+        emit({ type: "message-end", delta: { finish_reason: finishToWire(part.finishReason, warn), usage: usageToWire(usage, warn) } });
         ended = true;
         return;
       case "error":
         // Cohere has no error event: a failed generation ends with message-end carrying `delta.error`.
         begin(crypto.randomUUID());
-        emit({ type: "message-end", delta: { finish_reason: "ERROR", error: part.error.message, usage: usageToWire(usage) } });
+        emit({ type: "message-end", delta: { finish_reason: "ERROR", error: part.error.message, usage: usageToWire(usage, warn) } });
         ended = true;
         return;
       default:

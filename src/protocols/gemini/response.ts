@@ -82,7 +82,8 @@ export function usageFromWire(usage: UsageMetadata): Partial<IrUsage> {
 }
 
 /** A usageMetadata. Cache writes have no member of their own; they stay inside promptTokenCount. */
-export function usageToWire(usage: IrUsage): Json {
+export function usageToWire(usage: IrUsage, warn: WarningSink): Json {
+  if (usage.inputCacheWrite > 0) warn("cache-write tokens counted in promptTokenCount: Gemini's usageMetadata has no cache-write count");
   const input = inputTotal(usage);
   return {
     promptTokenCount: input,
@@ -261,7 +262,7 @@ export function candidateOf(parts: readonly Json[], finishReason?: string): Json
 export function encodeResponse(response: IrResponse, warn: WarningSink): Json {
   return {
     candidates: [candidateOf(encodeModelParts(response.content, warn, false), finishToWire(response.finishReason, warn))],
-    usageMetadata: usageToWire(response.usage),
+    usageMetadata: usageToWire(response.usage, warn),
     modelVersion: response.model,
     responseId: response.id,
   };

@@ -250,7 +250,7 @@ function chunkWriter(request: IrRequest, warn: WarningSink, frame: Framing): Str
   const chunk = (parts: Json[], last?: { finishReason: string }) =>
     frame.chunk({
       candidates: [candidateOf(parts, last?.finishReason)],
-      ...(last && { usageMetadata: usageToWire(usage) }),
+      ...(last && { usageMetadata: usageToWire(usage, warn) }),
       modelVersion: head.model,
       responseId: head.id,
     });

@@ -7,6 +7,7 @@
 // shared/design/protocols.md.
 import { failureFromStatus, irError, kindFromStatus, type FailureClass, type IrError, type IrErrorKind, type IrFinishReason, type IrFinishUnified } from "../../ir/index.ts";
 import { check } from "./schema.ts";
+import type { WarningSink } from "../types.ts";
 
 export interface WireError {
   readonly message: string;
@@ -151,5 +152,8 @@ export function finishToWire(reason: IrFinishReason): "stop" | "length" | "tool_
   }
 }
 
-/** True when finishToWire had to substitute a word (the encoder warns). */
-export const finishIsLossy = (reason: IrFinishReason) => reason.unified === "pause" || reason.unified === "error" || reason.unified === "other";
+/** Says what finishToWire cannot: the word it substituted, or which stop sequence matched. */
+export function warnFinishLoss(reason: IrFinishReason, warn: WarningSink): void {
+  if (reason.unified === "pause" || reason.unified === "error" || reason.unified === "other") warn(`finish reason ${reason.raw ?? reason.unified} sent as stop`);
+  if (reason.stopSequence !== undefined) warn(`stop sequence ${JSON.stringify(reason.stopSequence)} not reported: Chat Completions' finish_reason does not say which one matched`);
+}

@@ -5,7 +5,7 @@
 // input into uncached / cache read / cache write, so decoding subtracts and encoding adds back.
 import { inputTotal, irError, type IrAssistantPart, type IrResponse, type IrUsage } from "../../ir/index.ts";
 import type { Decoded, WarningSink } from "../types.ts";
-import { finishFromWire, finishIsLossy, finishToWire, irErrorFromWire } from "./errors.ts";
+import { finishFromWire, finishToWire, irErrorFromWire, warnFinishLoss } from "./errors.ts";
 import { check, type LenientMessage, type WireUsage } from "./schema.ts";
 
 const count = (n: number | null | undefined) => (typeof n === "number" && Number.isFinite(n) && n > 0 ? n : 0);
@@ -86,7 +86,7 @@ export function encodeResponse(response: IrResponse, warn: WarningSink): Record<
     else if (part.type === "tool_call") toolCalls.push({ id: part.id, type: "function", function: { name: part.name, arguments: part.arguments } });
     else warn("reasoning has no Chat Completions response form; dropped");
   }
-  if (finishIsLossy(response.finishReason)) warn(`finish reason ${response.finishReason.raw ?? response.finishReason.unified} sent as stop`);
+  warnFinishLoss(response.finishReason, warn);
   const message: Record<string, unknown> = { role: "assistant", content: texts.length > 0 ? texts.join("") : null, refusal: null };
   if (toolCalls.length > 0) message.tool_calls = toolCalls;
   return {

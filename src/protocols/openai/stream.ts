@@ -8,7 +8,7 @@ import { irError, mergeUsage, ZERO_USAGE, type IrFinishReason, type IrRequest, t
 import { sseEvent, sseTransform } from "../../transport/sse.ts";
 import { writerTransform } from "../stream-writer.ts";
 import type { StreamWriter, WarningSink } from "../types.ts";
-import { decodeStreamError, finishFromWire, finishIsLossy, finishToWire, wireError } from "./errors.ts";
+import { decodeStreamError, finishFromWire, finishToWire, warnFinishLoss, wireError } from "./errors.ts";
 import { usageFromWire, usageToWire } from "./response.ts";
 import { check, type LenientMessage } from "./schema.ts";
 
@@ -153,7 +153,7 @@ export function createStreamWriter(request: IrRequest, warn: WarningSink, emit: 
   }
 
   function finishStream(reason: IrFinishReason, out: Uint8Array[]): void {
-    if (finishIsLossy(reason)) warn(`finish reason ${reason.raw ?? reason.unified} sent as stop`);
+    warnFinishLoss(reason, warn);
     out.push(chunk({}, finishToWire(reason)));
     if (includeUsage) out.push(write({ ...head, choices: [], usage: usageToWire(usage) }));
     out.push(sseEvent("[DONE]"));

@@ -65,6 +65,7 @@ export function finishFromWire(status: string | null | undefined, reason: string
 
 /** The status and incomplete_details of a finish; pause, error and other have no Responses word. */
 export function statusFromFinish(finish: IrFinishReason, warn: WarningSink): { status: "completed" | "incomplete"; incomplete_details: { reason: string } | null } {
+  if (finish.stopSequence !== undefined) warn(`stop sequence ${JSON.stringify(finish.stopSequence)} not reported: a Responses status does not say which one matched`);
   if (finish.unified === "length") return { status: "incomplete", incomplete_details: { reason: "max_output_tokens" } };
   if (finish.unified === "content_filter") return { status: "incomplete", incomplete_details: { reason: "content_filter" } };
   if (finish.unified !== "stop" && finish.unified !== "tool_calls") warn(`finish reason ${finish.raw ?? finish.unified} has no Responses status; sent completed`);

@@ -285,7 +285,7 @@ describe("response fixtures, both directions", () => {
     ]);
   });
 
-  test("finish reasons from other protocols map to Bedrock's words; one without a twin is warned", () => {
+  test("finish reasons from other protocols map to Bedrock's words; one without a twin, or a stop sequence it cannot name, is warned", () => {
     const warnings: string[] = [];
     const stopOf = (finishReason: IrResponse["finishReason"]) => (encodeResponse({ ...fixture<ResponseFixture>("plain-response").ir, finishReason }, (w) => warnings.push(w)) as { stopReason: string }).stopReason;
     expect(stopOf({ unified: "stop", raw: "stop" })).toBe("end_turn");
@@ -293,7 +293,7 @@ describe("response fixtures, both directions", () => {
     expect(stopOf({ unified: "length", raw: "length" })).toBe("max_tokens");
     expect(stopOf({ unified: "content_filter", raw: "refusal" })).toBe("content_filtered");
     expect(stopOf({ unified: "pause", raw: "pause_turn" })).toBe("end_turn");
-    expect(warnings).toEqual(["finish reason pause_turn has no Bedrock stopReason; sent end_turn"]);
+    expect(warnings).toEqual(['stop sequence "END" not reported: Bedrock\'s stopReason does not say which one matched', "finish reason pause_turn has no Bedrock stopReason; sent end_turn"]);
   });
 
   test("usageFromResponse reads TokenUsage for metering, cache reads and writes apart", () => {
@@ -815,13 +815,13 @@ describe("request encode", () => {
     expect(encodeFor(CLAUDE, ir({ reasoning: { effort: "low" }, tools: [{ name: "f", parameters: {} }], toolChoice: { type: "required" } })).warnings).toEqual(["reasoning dropped: Anthropic models do not allow thinking with a forced tool choice"]);
   });
 
-  test("tool choices: required -> any, a named tool, none without tool history -> no toolConfig at all", () => {
+  test("tool choices: required -> any, a named tool, none without tool history -> no toolConfig at all (warned)", () => {
     const tools = [{ name: "f", description: "F", parameters: { properties: { a: { type: "string" } } } }];
     expect(encodedBody(ir({ tools, toolChoice: { type: "required" } })).toolConfig).toEqual({ tools: [{ toolSpec: { name: "f", description: "F", inputSchema: { json: { type: "object", properties: { a: { type: "string" } } } } } }], toolChoice: { any: {} } });
     expect(encodedBody(ir({ tools, toolChoice: { type: "tool", name: "f" } })).toolConfig).toMatchObject({ toolChoice: { tool: { name: "f" } } });
     const none = encodeFor(CLAUDE, ir({ tools, toolChoice: { type: "none" } }));
     expect(none.body).not.toHaveProperty("toolConfig");
-    expect(none.warnings).toEqual([]);
+    expect(none.warnings).toEqual(["tool_choice none sent by leaving the tools out: Converse has no 'none' tool choice"]);
   });
 
   test("tool history without tools declares the tools used (Converse requires a toolConfig); none with history is warned", () => {

@@ -1021,7 +1021,8 @@ describe("response mapping", () => {
   const response = (finishReason: IrResponse["finishReason"], extra: Partial<IrResponse> = {}): IrResponse => ({ id: "msg_1", model: "claude-x", created: 1, content: [{ type: "text", text: "hi" }], finishReason, usage: { inputNoCache: 3, inputCacheRead: 0, inputCacheWrite: 2, output: 4, outputReasoning: 0 }, ...extra });
   test("encode: another vendor's finish in Gemini's words; what has none is OTHER, warned; a stop sequence is not named, warned", () => {
     const warnings: string[] = [];
-    const finishReasonOf = (finish: IrResponse["finishReason"]) => ((encodeResponse(response(finish), (w) => warnings.push(w)).candidates as Json[])[0] as Json).finishReason;
+    const uncached = { inputNoCache: 3, inputCacheRead: 0, inputCacheWrite: 0, output: 4, outputReasoning: 0 };
+    const finishReasonOf = (finish: IrResponse["finishReason"]) => ((encodeResponse(response(finish, { usage: uncached }), (w) => warnings.push(w)).candidates as Json[])[0] as Json).finishReason;
     expect(finishReasonOf({ unified: "stop", raw: "end_turn" })).toBe("STOP");
     expect(finishReasonOf({ unified: "length", raw: "max_tokens" })).toBe("MAX_TOKENS");
     expect(finishReasonOf({ unified: "tool_calls", raw: "tool_use" })).toBe("STOP");
@@ -1032,8 +1033,10 @@ describe("response mapping", () => {
     expect(warnings).toEqual(["finish reason pause_turn has no Gemini finishReason; sent OTHER", 'stop sequence "END" not reported: Gemini\'s STOP does not say which one matched']);
   });
 
-  test("encode: cache writes stay inside promptTokenCount, which is the whole input", () => {
-    expect(encodeResponse(response({ unified: "stop" }), () => {}).usageMetadata).toEqual({ promptTokenCount: 5, candidatesTokenCount: 4, totalTokenCount: 9 });
+  test("encode: cache writes stay inside promptTokenCount, which is the whole input, warned", () => {
+    const warnings: string[] = [];
+    expect(encodeResponse(response({ unified: "stop" }), (w) => warnings.push(w)).usageMetadata).toEqual({ promptTokenCount: 5, candidatesTokenCount: 4, totalTokenCount: 9 });
+    expect(warnings).toEqual(["cache-write tokens counted in promptTokenCount: Gemini's usageMetadata has no cache-write count"]);
   });
 });
 
