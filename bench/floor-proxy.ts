@@ -28,7 +28,7 @@ const hex = (data: string) => new Bun.CryptoHasher("sha256").update(data).digest
 const hmac = (key: string | Uint8Array, data: string) => new Bun.CryptoHasher("sha256", key).update(data).digest() as Uint8Array;
 const awsEncode = (s: string) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 let signingDay = "";
-let signingKey = new Uint8Array();
+let signingKey: Uint8Array = new Uint8Array();
 function sign(url: URL, body: string, headers: Record<string, string>) {
   const date = new Date().toISOString().replace(/[-:]|\.\d{3}/g, "");
   const day = date.slice(0, 8);
