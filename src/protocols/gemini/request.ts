@@ -83,10 +83,17 @@ function decodeBody(raw: unknown, context: IngressContext, log: DropLog): IrRequ
   };
 }
 
+/**
+ * Shapes checked per request, built once: checkerFor caches compiled checkers by schema object, so a
+ * schema written inline at the call was compiled again on every request.
+ */
+const SystemInstructionShape = Type.Object({ parts: Type.Array(Type.Object({})) });
+const TextPartShape = Type.Object({ text: Type.String() });
+
 /** `systemInstruction`: a Content whose text parts are the instructions (its role, if any, is ignored). */
 function decodeSystem(value: unknown, log: DropLog): IrTextPart[] {
   const content = isObject(value) ? { ...value, parts: listOf(value.parts) } : value;
-  expectShape(Type.Object({ parts: Type.Array(Type.Object({})) }), content, "systemInstruction");
+  expectShape(SystemInstructionShape, content, "systemInstruction");
   return (content.parts as Json[]).flatMap((part, i): IrTextPart[] => {
     const at = `systemInstruction.parts[${i}]`;
     if (typeof part.text === "string") return part.text === "" ? [] : [{ type: "text", text: part.text }];
@@ -145,7 +152,7 @@ function decodeUserTurn(parts: readonly Json[], at: string, log: DropLog, ledger
     if (part.functionResponse !== undefined) return results.push(decodeFunctionResponse(part.functionResponse, `${path}.functionResponse`, log, ledger));
     log.unknownMembers(part, PartFlags, path, USER_PART_MEMBERS);
     if (part.text !== undefined) {
-      expectShape(Type.Object({ text: Type.String() }), part, path);
+      expectShape(TextPartShape, part, path);
       return part.text === "" ? undefined : content.push({ type: "text", text: part.text });
     }
     const media = decodeMedia(part, path, log);
