@@ -116,89 +116,129 @@ export function encodeEventStreamMessage(headers: Record<string, EventStreamHead
 
 const hex = (n: number) => `0x${n.toString(16).padStart(8, "0")}`;
 
-/** Reads one header section, every read bounds-checked against the section. */
-function parseHeaders(bytes: Uint8Array): Record<string, EventStreamHeaderValue> {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const headers: Record<string, EventStreamHeaderValue> = {};
-  let at = 0;
-  const need = (n: number, what: string) => {
-    if (at + n > bytes.length) throw new EventStreamError(`event stream header ${what} runs past the headers section`);
-  };
-  const text = (start: number, length: number, what: string): string => {
-    try {
-      return strictUtf8.decode(bytes.subarray(start, start + length));
-    } catch {
-      throw new EventStreamError(`event stream header ${what} is not valid UTF-8`);
+/**
+ * Short ASCII header strings seen before, by a hash of their bytes: header names and the values AWS
+ * sends (`:event-type`, `contentBlockDelta`, `application/json`, ...) repeat on every message, so most
+ * are found here and compared, not built. Bounded: past INTERNED_MAX entries nothing more is kept.
+ */
+const interned = new Map<number, string>();
+const INTERNED_MAX = 512;
+const INTERN_BYTES = 64;
+
+/**
+ * UTF-8 bytes as a string; undefined when they are not UTF-8. Short ASCII runs are looked up or built
+ * byte by byte: a TextDecoder call and the subarray view it needs cost more than the rest of a message.
+ */
+function utf8At(bytes: Uint8Array, start: number, length: number): string | undefined {
+  const end = start + length;
+  if (length <= INTERN_BYTES) {
+    let hash = 0x811c9dc5; // FNV-1a
+    let i = start;
+    for (; i < end; i++) {
+      const byte = bytes[i]!;
+      if (byte > 0x7f) break;
+      hash = Math.imul(hash ^ byte, 0x01000193);
     }
-  };
-  while (at < bytes.length) {
-    const nameLength = bytes[at++] ?? 0;
+    if (i === end) {
+      const key = (hash ^ length) >>> 0;
+      const known = interned.get(key);
+      if (known !== undefined && sameAscii(known, bytes, start, length)) return known;
+      let out = "";
+      for (let j = start; j < end; j++) out += String.fromCharCode(bytes[j]!);
+      if (known === undefined && interned.size < INTERNED_MAX) interned.set(key, out);
+      return out;
+    }
+  }
+  try {
+    return strictUtf8.decode(bytes.subarray(start, end));
+  } catch {
+    return undefined;
+  }
+}
+
+function sameAscii(text: string, bytes: Uint8Array, start: number, length: number): boolean {
+  if (text.length !== length) return false;
+  for (let i = 0; i < length; i++) if (text.charCodeAt(i) !== bytes[start + i]) return false;
+  return true;
+}
+
+const overrun = (what: string) => new EventStreamError(`event stream header ${what} runs past the headers section`);
+const notUtf8 = (what: string) => new EventStreamError(`event stream header ${what} is not valid UTF-8`);
+
+/** Reads the header section at [start, end) of a frame, every read bounds-checked against the section. */
+function parseHeaders(bytes: Uint8Array, view: DataView, start: number, end: number): Record<string, EventStreamHeaderValue> {
+  const headers: Record<string, EventStreamHeaderValue> = {};
+  let at = start;
+  while (at < end) {
+    const nameLength = bytes[at++]!;
     if (nameLength === 0) throw new EventStreamError("event stream header with an empty name");
-    need(nameLength + 1, "name");
-    const name = text(at, nameLength, "name");
+    if (at + nameLength + 1 > end) throw overrun("name");
+    const name = utf8At(bytes, at, nameLength);
+    if (name === undefined) throw notUtf8("name");
     at += nameLength;
     const type = bytes[at++];
-    const label = `${JSON.stringify(name)}`;
+    // The value's size: fixed by its type, or a 2-byte length first.
+    let size = 0;
+    if (type === ValueType.Byte) size = 1;
+    else if (type === ValueType.Int16) size = 2;
+    else if (type === ValueType.Int32) size = 4;
+    else if (type === ValueType.Int64 || type === ValueType.Timestamp) size = 8;
+    else if (type === ValueType.Uuid) size = 16;
+    else if (type === ValueType.Bytes || type === ValueType.String) {
+      if (at + 2 > end) throw overrun(JSON.stringify(name));
+      size = view.getUint16(at);
+      at += 2;
+    } else if (type !== ValueType.BoolTrue && type !== ValueType.BoolFalse) throw new EventStreamError(`event stream header ${JSON.stringify(name)} has unknown value type ${type}`);
+    if (at + size > end) throw overrun(JSON.stringify(name));
     switch (type) {
       case ValueType.BoolTrue:
       case ValueType.BoolFalse:
         headers[name] = type === ValueType.BoolTrue;
         break;
       case ValueType.Byte:
-        need(1, label);
         headers[name] = view.getInt8(at);
-        at += 1;
         break;
       case ValueType.Int16:
-        need(2, label);
         headers[name] = view.getInt16(at);
-        at += 2;
         break;
       case ValueType.Int32:
-        need(4, label);
         headers[name] = view.getInt32(at);
-        at += 4;
         break;
       case ValueType.Int64:
       case ValueType.Timestamp: {
-        need(8, label);
         // Beyond 2^53 an int64 loses precision as a number; no AWS header carries one that large.
         const value = Number(view.getBigInt64(at));
         headers[name] = type === ValueType.Timestamp ? new Date(value) : value;
-        at += 8;
+        break;
+      }
+      case ValueType.String: {
+        const value = utf8At(bytes, at, size);
+        if (value === undefined) throw notUtf8(JSON.stringify(name));
+        headers[name] = value;
         break;
       }
       case ValueType.Bytes:
-      case ValueType.String: {
-        need(2, label);
-        const length = view.getUint16(at);
-        at += 2;
-        need(length, label);
-        headers[name] = type === ValueType.String ? text(at, length, label) : bytes.slice(at, at + length);
-        at += length;
+        headers[name] = bytes.slice(at, at + size);
         break;
-      }
       case ValueType.Uuid: {
-        need(16, label);
         const h = Array.from(bytes.subarray(at, at + 16), (b) => b.toString(16).padStart(2, "0")).join("");
         headers[name] = `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
-        at += 16;
         break;
       }
-      default:
-        throw new EventStreamError(`event stream header ${label} has unknown value type ${type}`);
     }
+    at += size;
   }
   return headers;
 }
 
-/** Checks a prelude's CRC and lengths; returns the total length it vouches for. */
-function checkPrelude(prelude: Uint8Array): number {
-  const view = new DataView(prelude.buffer, prelude.byteOffset, PRELUDE_BYTES + CRC_BYTES);
-  const total = view.getUint32(0);
-  const headersLength = view.getUint32(4);
-  const expected = view.getUint32(8);
-  const actual = Bun.hash.crc32(prelude.subarray(0, PRELUDE_BYTES));
+const viewOf = (bytes: Uint8Array) => new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+
+/** Checks the prelude at `at` (12 bytes there) for its CRC and lengths; returns the total length it vouches for. */
+function checkPrelude(bytes: Uint8Array, view: DataView, at: number): number {
+  const total = view.getUint32(at);
+  const headersLength = view.getUint32(at + 4);
+  const expected = view.getUint32(at + 8);
+  const actual = Bun.hash.crc32(bytes.subarray(at, at + PRELUDE_BYTES));
   if (expected !== actual) throw new EventStreamError(`event stream prelude CRC mismatch: frame says ${hex(expected)}, bytes give ${hex(actual)}`);
   if (total < OVERHEAD_BYTES) throw new EventStreamError(`event stream message length ${total} is below the 16-byte minimum`);
   if (total > MAX_MESSAGE_BYTES) throw new EventStreamError(`event stream message length ${total} exceeds the ${MAX_MESSAGE_BYTES}-byte limit`);
@@ -207,17 +247,20 @@ function checkPrelude(prelude: Uint8Array): number {
   return total;
 }
 
-/** One whole message (exactly `total` bytes, prelude already checked) -> headers and payload. */
-function parseMessage(frame: Uint8Array): EventStreamMessage {
-  const view = new DataView(frame.buffer, frame.byteOffset, frame.byteLength);
-  const headersLength = view.getUint32(4);
-  const expected = view.getUint32(frame.length - CRC_BYTES);
-  const actual = Bun.hash.crc32(frame.subarray(0, frame.length - CRC_BYTES));
+/**
+ * One whole message (the `total` bytes at `at`, prelude already checked) -> headers and payload. Read
+ * in place through the caller's view of the bytes: a typed-array view per message cost more than parsing it.
+ */
+function parseMessage(bytes: Uint8Array, view: DataView, at: number, total: number): EventStreamMessage {
+  const end = at + total;
+  const headersLength = view.getUint32(at + 4);
+  const expected = view.getUint32(end - CRC_BYTES);
+  const actual = Bun.hash.crc32(bytes.subarray(at, end - CRC_BYTES));
   if (expected !== actual) throw new EventStreamError(`event stream message CRC mismatch: frame says ${hex(expected)}, bytes give ${hex(actual)}`);
-  const headersStart = PRELUDE_BYTES + CRC_BYTES;
+  const headersStart = at + PRELUDE_BYTES + CRC_BYTES;
   return {
-    headers: parseHeaders(frame.subarray(headersStart, headersStart + headersLength)),
-    payload: frame.slice(headersStart + headersLength, frame.length - CRC_BYTES),
+    headers: parseHeaders(bytes, view, headersStart, headersStart + headersLength),
+    payload: bytes.slice(headersStart + headersLength, end - CRC_BYTES),
   };
 }
 
@@ -230,6 +273,7 @@ function parseMessage(frame: Uint8Array): EventStreamMessage {
 export class EventStreamReader {
   /** The prelude (12 bytes) of the message being read, while it is incomplete. */
   private readonly prelude = new Uint8Array(PRELUDE_BYTES + CRC_BYTES);
+  private readonly preludeView = viewOf(this.prelude);
   private preludeFill = 0;
   /** The message being assembled once its prelude checked out, and how much of it has arrived. */
   private frame: Uint8Array | undefined;
@@ -237,13 +281,15 @@ export class EventStreamReader {
 
   push(chunk: Uint8Array, onMessage: (message: EventStreamMessage) => void): void {
     let at = 0;
+    let view: DataView | undefined;
     while (at < chunk.length) {
       if (!this.frame) {
         // Common case: a whole message inside the chunk is read in place, without copying the frame.
         if (this.preludeFill === 0 && chunk.length - at >= PRELUDE_BYTES + CRC_BYTES) {
-          const total = checkPrelude(chunk.subarray(at, at + PRELUDE_BYTES + CRC_BYTES));
+          view ??= viewOf(chunk);
+          const total = checkPrelude(chunk, view, at);
           if (chunk.length - at >= total) {
-            onMessage(parseMessage(chunk.subarray(at, at + total)));
+            onMessage(parseMessage(chunk, view, at, total));
             at += total;
             continue;
           }
@@ -255,7 +301,7 @@ export class EventStreamReader {
         this.preludeFill += take;
         at += take;
         if (this.preludeFill < this.prelude.length) break;
-        this.frame = new Uint8Array(checkPrelude(this.prelude));
+        this.frame = new Uint8Array(checkPrelude(this.prelude, this.preludeView, 0));
         this.frame.set(this.prelude);
         this.frameFill = this.prelude.length;
         this.preludeFill = 0;
@@ -269,7 +315,7 @@ export class EventStreamReader {
         const frame = this.frame;
         this.frame = undefined;
         this.frameFill = 0;
-        onMessage(parseMessage(frame));
+        onMessage(parseMessage(frame, viewOf(frame), 0, frame.length));
       }
     }
   }
