@@ -3,7 +3,11 @@
 //
 //   npm run build && npx bun bench/dataplane.ts [--duration 5] [--warmup 1] [--probe 2] [--chunking first]
 //                                              [--gateway dist/gateway] [--startup-runs 10] [--json-out FILE]
-//                                              [--scenarios same-nonstream,...] [--conns 1,64]
+//                                              [--scenarios same-nonstream,...] [--conns 1,64] [--protocols all]
+//
+// The default run: OpenAI -> OpenAI and OpenAI -> Anthropic. `--protocols all` adds issue 4's pairs at
+// 64 connections: Gemini -> Bedrock (SigV4, event-stream) against Gemini -> Gemini, Responses ->
+// Anthropic against Responses -> Responses, non-stream and stream (~8 minutes in all).
 //
 // Layout on a 2-core machine: wrk, the upstream and this script (whose raw client measures time to first
 // event) on core 0; the proxy under test on core 1 ("split"). Each one-connection cell is also run with
@@ -989,7 +993,7 @@ function report(data: {
     command: `bun bench/dataplane.ts ${Bun.argv.slice(2).join(" ")}`.trim(),
     git: run(["git", "rev-parse", "--short", "HEAD"], "git").trim() + (run(["git", "status", "--porcelain", "src"], "git").trim() ? " (src has uncommitted changes)" : ""),
     gateway_binary_built: data.gatewayBuilt,
-    settings: { duration_s: DURATION, warmup_s: WARMUP, probe_s: PROBE_SECS, upstream_chunking: opts.chunking, load_core: LOAD_CORE, proxy_core: PROXY_CORE, wrk_threads: 1 },
+    settings: { duration_s: DURATION, warmup_s: WARMUP, probe_s: PROBE_SECS, upstream_chunking: opts.chunking, load_core: LOAD_CORE, proxy_core: PROXY_CORE, wrk_threads: 1, protocols: opts.protocols, scenarios: SCENARIOS.map((s) => s.id) },
     wall_s: round((Date.now() - data.started) / 1000, 0),
     results,
     targets,
