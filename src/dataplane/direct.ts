@@ -11,7 +11,9 @@ function adHocLane(snapshot: Snapshot, providerName: string, model: string): Lan
   if (!provider) return undefined;
   // A model the config already declares at this provider keeps its limits; otherwise an ad-hoc lane.
   for (const lane of snapshot.lanes.values()) if (lane.provider === provider && lane.upstreamModel === model) return lane;
-  return { name: `${providerName}/${model}`, provider, upstreamModel: model, contextWindow: null, maxConcurrent: null, maxRequests: null };
+  // The model name is the caller's text: one lane name per provider ("<provider>/*") keeps the breaker
+  // state and the metric series it keys bounded, whatever names callers send.
+  return { name: `${providerName}/*`, provider, upstreamModel: model, contextWindow: null, maxConcurrent: null, maxRequests: null };
 }
 
 export function directRoutes(deps: PipelineDeps) {

@@ -284,6 +284,11 @@ describe("model listing and direct routes", () => {
     const byProvider = await fetch(`${gw.data}/ant/claude-direct-1`, { method: "POST", body });
     expect((await json(byProvider)).choices[0].message.content).toBe("echo: direct");
     expect((antUp.requests[0]!.body as { model: string }).model).toBe("claude-direct-1");
+    // Undeclared models at a provider share one ad-hoc lane: callers' model names never become series.
+    await (await fetch(`${gw.data}/ant/claude-direct-2`, { method: "POST", body })).arrayBuffer();
+    const metrics = await (await fetch(`${gw.data}/metrics`)).text();
+    expect(metrics).toContain('gateway_upstream_attempts_total{pool="(direct)",lane="ant/*"} 2');
+    expect(metrics).not.toContain("claude-direct");
     const byAlias = await fetch(`${gw.data}/gpt-up`, { method: "POST", body });
     expect((await json(byAlias)).choices[0].message.content).toBe("echo: direct");
     expect((oaiUp.requests[0]!.body as { model: string }).model).toBe("gpt-4o-mini");
