@@ -4,7 +4,7 @@ import { irError } from "../ir/index.ts";
 import type { AttemptResult } from "../routing/failover.ts";
 import type { ProtocolAdapter } from "../protocols/types.ts";
 import type { ResolvedProvider } from "../providers/provider.ts";
-import { signRequest } from "../transport/sigv4.ts";
+import { Signer } from "../transport/sigv4.ts";
 import type { Snapshot } from "../config/snapshot.ts";
 import { callUpstream, isUpstreamTimeout, sessionFor, upstreamUrl, type UpstreamFetch, type UpstreamOutcome } from "../transport/upstream.ts";
 import type { Exchange } from "./pipeline.ts";
@@ -58,21 +58,20 @@ export function callProvider(
   const limits = snapshot.limits;
   const session = sessionFor(provider.origin, limits.pool);
   const url = upstreamUrl(provider, upstream.path);
-  // SigV4 covers the body and the time, so nothing is cached.
-  const signed = provider.aws && sign ? { ...headers, ...signedHeaders(provider, provider.aws, url, headers, upstream.body) } : headers;
+  const signed = provider.aws && sign ? { ...headers, ...signerOf(provider, provider.aws).sign("POST", url, headers, upstream.body) } : headers;
   return callUpstream({ url, session, headers: signed, body: upstream.body, clientSignal: signal, timeoutMs: limits.upstreamTimeoutMs }, fetchImpl);
 }
 
-function signedHeaders(provider: ResolvedProvider, aws: NonNullable<ResolvedProvider["aws"]>, url: string, headers: Record<string, string>, body: string): Record<string, string> {
-  return signRequest({
-    method: "POST",
-    url,
-    headers,
-    body,
-    region: provider.region ?? "us-east-1",
-    service: "bedrock",
-    credentials: { accessKeyId: aws.accessKeyId.reveal(), secretAccessKey: aws.secretAccessKey.reveal(), sessionToken: aws.sessionToken?.reveal() },
-  });
+/** One signer per provider (and so per snapshot): its signing key and header block outlive a request. */
+const signers = new WeakMap<ResolvedProvider, Signer>();
+
+function signerOf(provider: ResolvedProvider, aws: NonNullable<ResolvedProvider["aws"]>): Signer {
+  let signer = signers.get(provider);
+  if (!signer) {
+    const credentials = { accessKeyId: aws.accessKeyId.reveal(), secretAccessKey: aws.secretAccessKey.reveal(), sessionToken: aws.sessionToken?.reveal() };
+    signers.set(provider, (signer = new Signer(credentials, provider.region ?? "us-east-1", "bedrock")));
+  }
+  return signer;
 }
 
 /** An upstream that gave no HTTP answer: a failure routing may fail over from, told in the caller's shape. */

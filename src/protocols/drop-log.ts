@@ -24,13 +24,17 @@ export class DropLog {
 
   /** Warns about every member of `value` the schema does not name (the IR does not carry it); a null one loses nothing. */
   unknownMembers(value: object, schema: TObject<TProperties>, at: string, also: readonly string[] = []): void {
-    for (const [member, content] of Object.entries(value)) {
-      if (member in schema.properties || also.includes(member) || content === null || content === undefined) continue;
+    // for-in rather than Object.entries: this runs on every object of every translated request.
+    for (const member in value) {
+      if (member in schema.properties || also.includes(member)) continue;
+      const content = (value as Record<string, unknown>)[member];
+      if (content === null || content === undefined) continue;
       this.drop(member, at === "" ? member : `${at}.${member}`);
     }
   }
 
   list(): string[] {
+    if (this.seen.size === 0 && this.notes.size === 0) return [];
     const drops = [...this.seen.entries()].map(([key, { at, count, why }]) => {
       const where = at === key ? "" : ` at ${at}`;
       const more = count > 1 ? ` (and ${count - 1} more)` : "";

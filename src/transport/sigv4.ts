@@ -117,6 +117,17 @@ export function canonicalQueryString(search: string): string {
 /** Trimmed, inner runs of whitespace collapsed to one space (folded lines included). */
 const canonicalHeaderValue = (value: string): string => value.replace(/[\t\r\n ]+/g, " ").replace(/^ | $/g, "");
 
+/** Lower-cased names, sorted, each once with its canonical value (repeats joined with commas, in order). */
+function mergeHeaders(headers: Iterable<readonly [string, string]>): Map<string, string> {
+  const merged = new Map<string, string>();
+  for (const [name, value] of headers) {
+    const lower = name.toLowerCase();
+    const previous = merged.get(lower);
+    merged.set(lower, previous === undefined ? canonicalHeaderValue(value) : `${previous},${canonicalHeaderValue(value)}`);
+  }
+  return new Map([...merged].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
 /**
  * The canonical request and its SignedHeaders list. `headers` are exactly the headers to sign, in any
  * case and order; a name given twice is one header whose values join with commas, in the order given.
@@ -127,13 +138,8 @@ export function canonicalRequest(
   headers: Iterable<readonly [string, string]>,
   payloadHash: string,
 ): { readonly canonical: string; readonly signedHeaders: string } {
-  const merged = new Map<string, string>();
-  for (const [name, value] of headers) {
-    const lower = name.toLowerCase();
-    const previous = merged.get(lower);
-    merged.set(lower, previous === undefined ? canonicalHeaderValue(value) : `${previous},${canonicalHeaderValue(value)}`);
-  }
-  const names = [...merged.keys()].sort();
+  const merged = mergeHeaders(headers);
+  const names = [...merged.keys()];
   const canonicalHeaders = names.map((name) => `${name}:${merged.get(name)}\n`).join("");
   const signedHeaders = names.join(";");
   const canonical = [method.toUpperCase(), canonicalUri(url.pathname), canonicalQueryString(url.search), canonicalHeaders, signedHeaders, payloadHash].join("\n");
@@ -165,36 +171,134 @@ export function signingKey(secretAccessKey: string, date: string, region: string
 
 export const signatureOf = (key: Uint8Array, toSign: string): string => new Bun.CryptoHasher("sha256", key).update(toSign).digest("hex");
 
-/**
- * The headers to add to a request for it to pass AWS's check: authorization, x-amz-date,
- * x-amz-content-sha256 and, with temporary credentials, x-amz-security-token. They replace any of the
- * same name in `input.headers` (compare names case-insensitively when merging).
- *
- * Signed: host (from the URL unless given), content-type, and every x-amz-* header, which AWS
- * requires to be signed. Other headers travel unsigned, so a hop that rewrites accept or user-agent
- * cannot break the signature.
- */
-export function signRequest(input: SignInput): Record<string, string> {
-  const { credentials } = input;
-  const requestDate = amzDate(input.now ?? new Date());
-  const scope = credentialScope(requestDate.slice(0, 8), input.region, input.service);
-  const added: Record<string, string> = { "x-amz-date": requestDate, "x-amz-content-sha256": sha256Hex(input.body) };
-  if (credentials.sessionToken !== undefined) added["x-amz-security-token"] = credentials.sessionToken;
+/** x-amz-date of the current second, formatted once a second rather than once a request. */
+let dateSecond = -1;
+let dateText = "";
+function amzDateOf(ms: number): string {
+  const second = Math.floor(ms / 1000);
+  if (second !== dateSecond) (dateSecond = second), (dateText = amzDate(new Date(second * 1000)));
+  return dateText;
+}
 
-  const url = new URL(input.url);
-  const signed: [string, string][] = Object.entries(added);
-  let host = false;
-  for (const [name, value] of Object.entries(input.headers)) {
+/** The canonical headers around the two that change per request, rendered once per header set. */
+interface HeaderTemplate {
+  /** The URL's host it was rendered for (the headers may name their own). */
+  readonly host: string;
+  /** Canonical lines sorting before x-amz-content-sha256. */
+  readonly head: string;
+  /** Lines between x-amz-content-sha256 and x-amz-date (another x-amz-c* header, rare). */
+  readonly middle: string;
+  /** Lines after x-amz-date, the session token's among them. */
+  readonly tail: string;
+  readonly signedHeaders: string;
+}
+
+/** Canonical URI and query of a URL, with its host: the per-URL part of a canonical request. */
+interface UrlTemplate {
+  readonly host: string;
+  readonly uri: string;
+  readonly query: string;
+}
+
+const URL_TEMPLATES_MAX = 256;
+
+/**
+ * Signs requests for one credential, region and service. Whatever does not change between requests is
+ * worked out once: the signing key once a day, the canonical header block once per header set (a
+ * provider's headers are one object reused by every call), the canonical URI once per URL. A request
+ * then costs the body's hash, the canonical request's hash and one HMAC.
+ */
+export class Signer {
+  private day = "";
+  private key: Uint8Array = new Uint8Array();
+  private readonly headerTemplates = new WeakMap<object, HeaderTemplate>();
+  private readonly urlTemplates = new Map<string, UrlTemplate>();
+
+  constructor(
+    private readonly credentials: AwsCredentials,
+    private readonly region: string,
+    private readonly service: string,
+  ) {}
+
+  /**
+   * The headers to add to a request for it to pass AWS's check: authorization, x-amz-date,
+   * x-amz-content-sha256 and, with temporary credentials, x-amz-security-token. They replace any of
+   * the same name in `headers` (compare names case-insensitively when merging).
+   *
+   * Signed: host (from the URL unless given), content-type, and every x-amz-* header, which AWS
+   * requires to be signed. Other headers travel unsigned, so a hop that rewrites accept or user-agent
+   * cannot break the signature.
+   */
+  sign(method: string, url: string, headers: Readonly<Record<string, string>>, body: string | Uint8Array, now: number = Date.now()): Record<string, string> {
+    const requestDate = amzDateOf(now);
+    const day = requestDate.slice(0, 8);
+    if (day !== this.day) (this.day = day), (this.key = signingKey(this.credentials.secretAccessKey, day, this.region, this.service));
+    const target = this.urlTemplate(url);
+    const lines = this.headerTemplate(headers, target.host);
+    const payloadHash = sha256Hex(body);
+    const canonical = `${method.toUpperCase()}\n${target.uri}\n${target.query}\n${lines.head}x-amz-content-sha256:${payloadHash}\n${lines.middle}x-amz-date:${requestDate}\n${lines.tail}\n${lines.signedHeaders}\n${payloadHash}`;
+    const scope = credentialScope(day, this.region, this.service);
+    const signature = signatureOf(this.key, stringToSign(requestDate, scope, canonical));
+    const added: Record<string, string> = { "x-amz-date": requestDate, "x-amz-content-sha256": payloadHash };
+    if (this.credentials.sessionToken !== undefined) added["x-amz-security-token"] = this.credentials.sessionToken;
+    added.authorization = `${ALGORITHM} Credential=${this.credentials.accessKeyId}/${scope}, SignedHeaders=${lines.signedHeaders}, Signature=${signature}`;
+    return added;
+  }
+
+  private urlTemplate(url: string): UrlTemplate {
+    let template = this.urlTemplates.get(url);
+    if (template === undefined) {
+      const parsed = new URL(url);
+      template = { host: parsed.host, uri: canonicalUri(parsed.pathname), query: canonicalQueryString(parsed.search) };
+      // Bounded: a direct route may put callers' model names in the path.
+      if (this.urlTemplates.size >= URL_TEMPLATES_MAX) this.urlTemplates.delete(this.urlTemplates.keys().next().value as string);
+      this.urlTemplates.set(url, template);
+    }
+    return template;
+  }
+
+  private headerTemplate(headers: Readonly<Record<string, string>>, host: string): HeaderTemplate {
+    let template = this.headerTemplates.get(headers);
+    // Keyed by the headers object and checked against the host: one object may serve several URLs.
+    if (template === undefined || template.host !== host) {
+      template = renderHeaderTemplate(headers, host, this.credentials.sessionToken);
+      this.headerTemplates.set(headers, template);
+    }
+    return template;
+  }
+}
+
+const DYNAMIC = new Set(["x-amz-date", "x-amz-content-sha256"]);
+
+function renderHeaderTemplate(headers: Readonly<Record<string, string>>, host: string, sessionToken: string | undefined): HeaderTemplate {
+  const signed: [string, string][] = [];
+  let givenHost = false;
+  for (const [name, value] of Object.entries(headers)) {
     const lower = name.toLowerCase();
-    if (Object.hasOwn(added, lower)) continue;
-    if (lower === "host") host = true;
+    if (DYNAMIC.has(lower) || (lower === "x-amz-security-token" && sessionToken !== undefined)) continue;
+    if (lower === "host") givenHost = true;
     if (lower === "host" || lower === "content-type" || lower.startsWith("x-amz-")) signed.push([lower, value]);
   }
-  if (!host) signed.push(["host", url.host]);
+  if (!givenHost) signed.push(["host", host]);
+  if (sessionToken !== undefined) signed.push(["x-amz-security-token", sessionToken]);
+  const merged = mergeHeaders(signed);
+  const names = [...merged.keys()];
+  const render = (from: string, to: string) => names.filter((n) => n >= from && n < to).map((n) => `${n}:${merged.get(n)}\n`).join("");
+  return {
+    host,
+    head: render("", "x-amz-content-sha256"),
+    middle: render("x-amz-content-sha256", "x-amz-date"),
+    tail: render("x-amz-date", "\uffff"),
+    signedHeaders: [...names, ...DYNAMIC].sort().join(";"),
+  };
+}
 
-  const { canonical, signedHeaders } = canonicalRequest(input.method, url, signed, added["x-amz-content-sha256"]!);
-  const signature = signatureOf(signingKey(credentials.secretAccessKey, requestDate.slice(0, 8), input.region, input.service), stringToSign(requestDate, scope, canonical));
-  return { ...added, authorization: `${ALGORITHM} Credential=${credentials.accessKeyId}/${scope}, SignedHeaders=${signedHeaders}, Signature=${signature}` };
+/**
+ * The headers to add to a request for it to pass AWS's check (see Signer.sign), for a caller signing
+ * once; a sender signing many requests keeps a Signer.
+ */
+export function signRequest(input: SignInput): Record<string, string> {
+  return new Signer(input.credentials, input.region, input.service).sign(input.method, input.url, input.headers, input.body, (input.now ?? new Date()).getTime());
 }
 
 export interface ParsedAuthorization {

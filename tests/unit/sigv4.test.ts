@@ -15,6 +15,7 @@ import {
   sha256Hex,
   signatureOf,
   signingKey,
+  Signer,
   signRequest,
   stringToSign,
   uriEncode,
@@ -303,6 +304,39 @@ describe("signRequest", () => {
     expect(signingKey(CREDENTIALS.secretAccessKey, "20260116", "us-east-1", "bedrock")).not.toEqual(first);
     expect(signingKey(CREDENTIALS.secretAccessKey, "20260115", "us-west-2", "bedrock")).not.toEqual(first);
     expect(signingKey("another secret", "20260115", "us-east-1", "bedrock")).not.toEqual(first);
+  });
+
+  test("a Signer kept across requests signs each as a fresh signRequest does, and each verifies", () => {
+    const credentials = { ...CREDENTIALS, sessionToken: "FwoGZXIvYXdzEXAMPLE" };
+    const signer = new Signer(credentials, "us-east-1", "bedrock");
+    // One headers object reused, as the gateway reuses a provider's: its canonical block is rendered once.
+    const headers = { "content-type": "application/json", "x-amz-target": "x", accept: "application/json" };
+    const cases = [
+      { url: URL_ARN, body: BODY, at: "2026-01-15T10:20:30.100Z" },
+      { url: URL_ARN, body: `${BODY} `, at: "2026-01-15T10:20:30.900Z" }, // same second
+      { url: "https://bedrock-runtime.us-east-1.amazonaws.com/model/us.anthropic.claude-haiku-4-5-20251001-v1%3A0/converse-stream", body: BODY, at: "2026-01-15T10:20:31Z" },
+      { url: URL_ARN, body: BODY, at: "2026-01-15T23:59:59.999Z" },
+      { url: URL_ARN, body: BODY, at: "2026-01-16T00:00:00Z" }, // the next day: a new signing key
+      { url: "https://other-host.example/model/m/converse?a=1&b=2", body: BODY, at: "2026-01-16T00:00:01Z" }, // another host, same headers object
+    ];
+    for (const c of cases) {
+      const now = new Date(c.at);
+      const added = signer.sign("POST", c.url, headers, c.body, now.getTime());
+      expect(added).toEqual(signRequest({ method: "POST", url: c.url, headers, body: c.body, region: "us-east-1", service: "bedrock", credentials, now }));
+      const request = { method: "POST", url: c.url, headers: new Headers({ host: new URL(c.url).host, ...headers, ...added }), body: c.body };
+      expect(verifyRequest(request, lookup, { ...VERIFY, now })).toMatchObject({ ok: true });
+    }
+  });
+
+  test("a Signer signs correctly past its URL cache's bound (callers' model names in the path)", () => {
+    const signer = new Signer(CREDENTIALS, "us-east-1", "bedrock");
+    const headers = { "content-type": "application/json" };
+    const urls = Array.from({ length: 300 }, (_, i) => `https://bedrock-runtime.us-east-1.amazonaws.com/model/model-${i}/converse`);
+    for (const url of [...urls, urls[0]!, urls[299]!]) {
+      const added = signer.sign("POST", url, headers, BODY, NOW.getTime());
+      const request = { method: "POST", url, headers: new Headers({ host: new URL(url).host, ...headers, ...added }), body: BODY };
+      expect(verifyRequest(request, lookup, VERIFY)).toMatchObject({ ok: true });
+    }
   });
 
   test("amzDate drops separators and milliseconds", () => {

@@ -53,8 +53,9 @@ export function encodeRequest(request: IrRequest, upstreamModel: string): Encode
 // ---- decode: the body -----------------------------------------------------------------------------
 
 function decodeBody(raw: unknown, context: IngressContext, log: DropLog): IrRequest {
-  const body = camelCaseKeys(raw);
-  if (isObject(body)) body.contents = listOf(body.contents);
+  const camel = camelCaseKeys(raw);
+  // camelCaseKeys may hand back the caller's own object, which a later same-protocol attempt relays.
+  const body = isObject(camel) && isObject(camel.contents) ? { ...camel, contents: listOf(camel.contents) } : camel;
   expectShape(GenerateContentRequest, body, "");
   log.unknownMembers(body, GenerateContentRequest, "");
   const model = context.pathModel ?? body.model;
@@ -309,16 +310,17 @@ function decodeToolChoice(body: GenerateContentRequest, log: DropLog): IrToolCho
 }
 
 function decodeSampling(config: Static<typeof GenerationConfig>): IrSampling {
-  return {
-    ...(config.temperature !== undefined && { temperature: config.temperature }),
-    ...(config.topP !== undefined && { topP: config.topP }),
-    ...(config.topK !== undefined && { topK: config.topK }),
-    ...(config.maxOutputTokens !== undefined && { maxTokens: config.maxOutputTokens }),
-    ...(config.stopSequences !== undefined && { stop: config.stopSequences }),
-    ...(config.seed !== undefined && { seed: config.seed }),
-    ...(config.frequencyPenalty !== undefined && { frequencyPenalty: config.frequencyPenalty }),
-    ...(config.presencePenalty !== undefined && { presencePenalty: config.presencePenalty }),
-  };
+  // Assigned one by one: spreading conditional objects costs a copy per member on every request.
+  const sampling: { -readonly [K in keyof IrSampling]: IrSampling[K] } = {};
+  if (config.temperature !== undefined) sampling.temperature = config.temperature;
+  if (config.topP !== undefined) sampling.topP = config.topP;
+  if (config.topK !== undefined) sampling.topK = config.topK;
+  if (config.maxOutputTokens !== undefined) sampling.maxTokens = config.maxOutputTokens;
+  if (config.stopSequences !== undefined) sampling.stop = config.stopSequences;
+  if (config.seed !== undefined) sampling.seed = config.seed;
+  if (config.frequencyPenalty !== undefined) sampling.frequencyPenalty = config.frequencyPenalty;
+  if (config.presencePenalty !== undefined) sampling.presencePenalty = config.presencePenalty;
+  return sampling;
 }
 
 /** responseMimeType + responseJsonSchema (or the OpenAPI-subset responseSchema) -> response format. */

@@ -173,15 +173,36 @@ export function matches<T extends TSchema>(schema: T, value: unknown): value is 
 /** Members whose values are the caller's own data (schemas, arguments): their keys are never renamed. */
 const OPAQUE = new Set(["args", "response", "parameters", "parametersJsonSchema", "responseSchema", "responseJsonSchema", "partMetadata", "labels"]);
 
-/** A client body in lowerCamelCase: `inline_data` -> `inlineData`; when both spellings come, camelCase wins. */
+/**
+ * A client body in lowerCamelCase: `inline_data` -> `inlineData`; when both spellings come, camelCase
+ * wins. SDKs send lowerCamelCase already, so a body with no snake_case key is returned as it is.
+ */
 export function camelCaseKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(camelCaseKeys);
+  return hasSnakeCaseKey(value) ? camelCased(value) : value;
+}
+
+/** Whether any key outside the opaque members holds `_`; walks without allocating. */
+function hasSnakeCaseKey(value: unknown): boolean {
+  if (Array.isArray(value)) {
+    for (const item of value) if (hasSnakeCaseKey(item)) return true;
+    return false;
+  }
+  if (!isObject(value)) return false;
+  for (const key in value) {
+    if (key.includes("_")) return true;
+    if (!OPAQUE.has(key) && hasSnakeCaseKey(value[key])) return true;
+  }
+  return false;
+}
+
+function camelCased(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(camelCased);
   if (!isObject(value)) return value;
   const out: Json = {};
   for (const [key, inner] of Object.entries(value)) {
     const name = key.includes("_") ? key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase()) : key;
     if (name !== key && name in out) continue;
-    out[name] = OPAQUE.has(name) ? inner : camelCaseKeys(inner);
+    out[name] = OPAQUE.has(name) ? inner : camelCased(inner);
   }
   return out;
 }

@@ -549,6 +549,16 @@ describe("request decode", () => {
     expect(decoded.warnings).toEqual([]);
   });
 
+  test("decoding leaves the caller's body as it came (a later same-protocol lane relays it)", () => {
+    const camel = { contents: { role: "user", parts: { text: "Hello there" } }, generationConfig: { maxOutputTokens: 5 } };
+    const snake = { contents: { parts: [{ text: "Hi" }] }, generation_config: { max_output_tokens: 5 } };
+    for (const raw of [camel, snake]) {
+      const before = structuredClone(raw);
+      decodeOk(raw);
+      expect(raw).toEqual(before);
+    }
+  });
+
   test("the SDK's own request body decodes (systemInstruction with role user, parametersJsonSchema, thinkingConfig)", async () => {
     const { client, sent } = sdk(() => Response.json(fixture<ResponseFixture>("plain-response").wire));
     await client.models.generateContent({
