@@ -270,8 +270,8 @@ const makeScenario = (id: string, ingress: Protocol, egress: Protocol, stream: b
 const PROTOCOL_NAMES: Record<Protocol, string> = { openai: "OpenAI", anthropic: "Anthropic", responses: "Responses", gemini: "Gemini", bedrock: "Bedrock" };
 const isCross = (s: Scenario) => s.ingress !== s.egress;
 /**
- * The default run's four, then issue 4's eight: each cross-protocol scenario right after the
- * same-protocol one of its ingress it is compared with, so the two are measured back to back.
+ * The default run's four, then issue 4's twelve: each cross-protocol scenario between the
+ * same-protocol ones of its ingress and its egress it is compared with, measured back to back.
  */
 const ALL_SCENARIOS: Scenario[] = [
   makeScenario("same-nonstream", "openai", "openai", false, false),
@@ -280,15 +280,26 @@ const ALL_SCENARIOS: Scenario[] = [
   makeScenario("cross-stream", "openai", "anthropic", true, false),
   makeScenario("gemini-nonstream", "gemini", "gemini", false, true),
   makeScenario("gemini-bedrock-nonstream", "gemini", "bedrock", false, true),
+  makeScenario("bedrock-nonstream", "bedrock", "bedrock", false, true),
   makeScenario("gemini-stream", "gemini", "gemini", true, true),
   makeScenario("gemini-bedrock-stream", "gemini", "bedrock", true, true),
+  makeScenario("bedrock-stream", "bedrock", "bedrock", true, true),
   makeScenario("responses-nonstream", "responses", "responses", false, true),
   makeScenario("responses-anthropic-nonstream", "responses", "anthropic", false, true),
+  makeScenario("anthropic-nonstream", "anthropic", "anthropic", false, true),
   makeScenario("responses-stream", "responses", "responses", true, true),
   makeScenario("responses-anthropic-stream", "responses", "anthropic", true, true),
+  makeScenario("anthropic-stream", "anthropic", "anthropic", true, true),
 ];
-/** The same-protocol scenario a cross-protocol one is judged against: its ingress both ways. */
-const sameOf = (s: Scenario) => ALL_SCENARIOS.find((o) => o.ingress === s.ingress && o.egress === s.ingress && o.stream === s.stream)!;
+const sameProtocol = (protocol: Protocol, stream: boolean) => ALL_SCENARIOS.find((o) => o.ingress === protocol && o.egress === protocol && o.stream === stream)!;
+/** The same-protocol scenario of a cross-protocol one's ingress: the default run's reference (issue 3). */
+const sameOf = (s: Scenario) => sameProtocol(s.ingress, s.stream);
+/**
+ * Issue 4's pairs are judged against the same-protocol route of their egress: it does the upstream's
+ * half of the work the cross route must also do (for Bedrock: SigV4 signing and event-stream framing),
+ * so the ratio is what translating costs. The ingress-side ratio is shown beside it.
+ */
+const egressSameOf = (s: Scenario) => sameProtocol(s.egress, s.stream);
 if (!["default", "all"].includes(opts.protocols!)) throw new Error(`--protocols: default | all, not ${opts.protocols}`);
 const wanted = opts.scenarios?.split(",");
 for (const id of wanted ?? []) if (!ALL_SCENARIOS.some((s) => s.id === id)) throw new Error(`--scenarios: no scenario ${id} (${ALL_SCENARIOS.map((s) => s.id).join(", ")})`);
@@ -941,23 +952,25 @@ function report(data: {
   // Cross- vs same-protocol gateway CPU at 64 connections: the default run's OpenAI pair always (as
   // before), issue 4's pairs when they ran.
   for (const crossScenario of ALL_SCENARIOS.filter((s) => isCross(s) && (!s.extended || SCENARIOS.includes(s)))) {
-    const stream = crossScenario.stream;
-    const reference = sameOf(crossScenario);
-    const cross = same(crossScenario.id, "gateway", 64);
-    const samep = same(reference.id, "gateway", 64);
-    const g = cross && cleanly(cross) ? (cross.proxy_cpu_us_per_req ?? null) : null;
-    const s = samep && cleanly(samep) ? (samep.proxy_cpu_us_per_req ?? null) : null;
-    const ratio = g != null && s != null && s > 0 ? round(g / s, 2) : null;
-    const pair = crossScenario.extended ? `${PROTOCOL_NAMES[crossScenario.ingress]} -> ${PROTOCOL_NAMES[crossScenario.egress]} vs ${PROTOCOL_NAMES[reference.ingress]} -> ${PROTOCOL_NAMES[reference.egress]}` : "cross-protocol vs same-protocol";
-    targets.push({
-      name: `gateway CPU per request, ${pair}, ${stream ? "stream" : "non-stream"}, 64 conns (µs; "floor" column = same-protocol)`,
-      gateway: g,
-      floor: s,
-      ratio,
-      limit: "<= 1.5x same-protocol",
-      pass: ratio != null && ratio <= 1.5,
-      judged: true,
-      note: cross?.skipped ?? samep?.skipped,
+    const references = crossScenario.extended ? [egressSameOf(crossScenario), sameOf(crossScenario)] : [sameOf(crossScenario)];
+    references.forEach((reference, i) => {
+      const cross = same(crossScenario.id, "gateway", 64);
+      const samep = same(reference.id, "gateway", 64);
+      const g = cross && cleanly(cross) ? (cross.proxy_cpu_us_per_req ?? null) : null;
+      const s = samep && cleanly(samep) ? (samep.proxy_cpu_us_per_req ?? null) : null;
+      const ratio = g != null && s != null && s > 0 ? round(g / s, 2) : null;
+      const pair = crossScenario.extended ? `${PROTOCOL_NAMES[crossScenario.ingress]} -> ${PROTOCOL_NAMES[crossScenario.egress]} vs ${PROTOCOL_NAMES[reference.ingress]} -> ${PROTOCOL_NAMES[reference.egress]}` : "cross-protocol vs same-protocol";
+      targets.push({
+        name: `gateway CPU per request, ${pair}, ${crossScenario.stream ? "stream" : "non-stream"}, 64 conns (µs; "floor" column = same-protocol)`,
+        gateway: g,
+        floor: s,
+        ratio,
+        limit: "<= 1.5x same-protocol",
+        pass: ratio != null && ratio <= 1.5,
+        // The second reference of an issue 4 pair (its ingress side) is shown, not judged.
+        judged: i === 0,
+        note: cross?.skipped ?? samep?.skipped,
+      });
     });
   }
   const startupP50 = data.startup?.cold_start_ms?.p50 ?? null;
