@@ -7,6 +7,12 @@ export interface IngressPrincipal {
   /** Key id, token name or identity; `anonymous` on an open front door. */
   readonly id: string;
   readonly module: string;
+  /** The virtual key's group (governance: every limit is charged through it); absent or null = unlimited. */
+  readonly group?: string | null;
+  /** Pools the credential may reach; absent or null = all, [] = none (a violation is 403). */
+  readonly allowedPools?: readonly string[] | null;
+  /** The key's labels, echoed onto its metric series. */
+  readonly labels?: Readonly<Record<string, string>>;
 }
 
 const ANONYMOUS: IngressPrincipal = Object.freeze({ id: "anonymous", module: "open" });

@@ -18,6 +18,11 @@ export class SqliteStore implements Store {
   }
 
   /** Opens (creating if needed) and migrates. A newer schema than this build knows is refused. */
+  /** The open database, for the sqlite implementations of the governance stores (keys, groups, ledger, audit). */
+  get database(): Database {
+    return this.#db;
+  }
+
   static open(path: string, migrations: readonly Migration[] = MIGRATIONS, now = () => Math.floor(Date.now() / 1000)): SqliteStore {
     let db: Database;
     try {
