@@ -2,10 +2,10 @@
 // 400 names the member); encoding faces an OpenAI or OpenAI-compatible upstream. Members the IR does not
 // model are dropped with a warning; what the IR cannot express at all (n > 1, audio output, the
 // deprecated `functions`) is a 400, never a silent change (architecture.md, principle 3).
-import { irError, type IrAssistantPart, type IrMediaSource, type IrMessage, type IrReasoning, type IrRequest, type IrResponseFormat, type IrSampling, type IrTextPart, type IrTool, type IrToolChoice, type IrToolResultPart, type IrUserPart } from "../../ir/index.ts";
+import type { IrAssistantPart, IrMediaSource, IrMessage, IrReasoning, IrRequest, IrResponseFormat, IrSampling, IrTextPart, IrTool, IrToolChoice, IrToolResultPart, IrUserPart } from "../../ir/index.ts";
 import type { Decoded, EncodedRequest, IngressContext } from "../types.ts";
 import { formatPath } from "../../config/schema-errors.ts";
-import { CallerFault, check, ensure, fault, isObject, MODELLED, PART_CHECKS, warnUnmodelled, type AllowedToolsChoice, type AssistantMessage, type ChatRequestHead, type FilePart, type FunctionTool, type ImagePart, type JsonSchemaFormat, type NamedToolChoice } from "./schema.ts";
+import { check, decodeCatching, ensure, fault, isObject, MODELLED, PART_CHECKS, warnUnmodelled, type AllowedToolsChoice, type AssistantMessage, type ChatRequestHead, type FilePart, type FunctionTool, type ImagePart, type JsonSchemaFormat, type NamedToolChoice } from "./schema.ts";
 
 type Warn = (warning: string) => void;
 type Json = Record<string, unknown>;
@@ -22,14 +22,8 @@ function compact<T extends object>(value: T): T {
  * take an OpenAI body whose model is in the path: there it wins, and the body may omit `model`.
  */
 export function decodeRequest(body: unknown, context: IngressContext): Decoded<IrRequest> {
-  const warnings: string[] = [];
-  try {
-    const withModel = context.pathModel !== undefined && isObject(body) ? { ...body, model: context.pathModel } : body;
-    return { ok: true, value: decodeBody(withModel, (w) => warnings.push(w)), warnings };
-  } catch (error) {
-    if (error instanceof CallerFault) return { ok: false, error: irError("invalid_request", error.message, { param: error.param }) };
-    throw error;
-  }
+  const withModel = context.pathModel !== undefined && isObject(body) ? { ...body, model: context.pathModel } : body;
+  return decodeCatching((warn) => decodeBody(withModel, warn));
 }
 
 function decodeBody(body: unknown, warn: Warn): IrRequest {

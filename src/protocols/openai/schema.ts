@@ -13,6 +13,7 @@ import type { TypeCheck } from "@sinclair/typebox/compiler";
 import { checkers } from "../checkers.ts";
 import { ValueErrorType } from "@sinclair/typebox/errors";
 import { formatPath } from "../../config/schema-errors.ts";
+import { irError, type IrError } from "../../ir/index.ts";
 
 type Json = Record<string, unknown>;
 export const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value);
@@ -221,6 +222,17 @@ export class CallerFault extends Error {
     super(message);
   }
 }
+/** A body decoded with its warnings, or the caller's 400 when the decoder threw a CallerFault. */
+export function decodeCatching<T>(decode: (warn: (warning: string) => void) => T): { ok: true; value: T; warnings: string[] } | { ok: false; error: IrError } {
+  const warnings: string[] = [];
+  try {
+    return { ok: true, value: decode((w) => warnings.push(w)), warnings };
+  } catch (error) {
+    if (error instanceof CallerFault) return { ok: false, error: irError("invalid_request", error.message, { param: error.param }) };
+    throw error;
+  }
+}
+
 /** Throws a fault at `pointer` (JSON pointer), message `<path>: <what>`. */
 export function fault(pointer: string, what: string): never {
   const param = formatPath(pointer);

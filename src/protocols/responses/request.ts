@@ -3,11 +3,11 @@
 // are dropped with a warning; a request that points at state stored at OpenAI (previous_response_id,
 // conversation, a stored prompt, item references) is a 400: the IR carries the whole conversation, and
 // another provider cannot read OpenAI's store.
-import { irError, type IrAssistantPart, type IrImagePart, type IrMediaSource, type IrMessage, type IrReasoning, type IrRequest, type IrResponseFormat, type IrSampling, type IrTextPart, type IrTool, type IrToolChoice, type IrToolResultPart, type IrUserPart } from "../../ir/index.ts";
+import type { IrAssistantPart, IrImagePart, IrMediaSource, IrMessage, IrReasoning, IrRequest, IrResponseFormat, IrSampling, IrTextPart, IrTool, IrToolChoice, IrToolResultPart, IrUserPart } from "../../ir/index.ts";
 import type { Decoded, EncodedRequest, IngressContext } from "../types.ts";
 import { formatPath } from "../../config/schema-errors.ts";
 import { effortForBudget } from "../openai/request.ts";
-import { CallerFault, check, ensure, fault, isObject, MODELLED, PART_CHECKS, warnUnmodelled, type AllowedToolsChoice, type FunctionCallItem, type FunctionTool, type InputFile, type InputImage, type JsonSchemaFormat, type ReasoningItem, type RequestHead } from "./schema.ts";
+import { check, decodeCatching, ensure, fault, isObject, MODELLED, PART_CHECKS, warnUnmodelled, type AllowedToolsChoice, type FunctionCallItem, type FunctionTool, type InputFile, type InputImage, type JsonSchemaFormat, type ReasoningItem, type RequestHead } from "./schema.ts";
 
 type Warn = (warning: string) => void;
 type Json = Record<string, unknown>;
@@ -22,13 +22,7 @@ function compact<T extends object>(value: T): T {
 // ---- decode (client -> IR) ----
 
 export function decodeRequest(body: unknown, _context: IngressContext): Decoded<IrRequest> {
-  const warnings: string[] = [];
-  try {
-    return { ok: true, value: decodeBody(body, (w) => warnings.push(w)), warnings };
-  } catch (error) {
-    if (error instanceof CallerFault) return { ok: false, error: irError("invalid_request", error.message, { param: error.param }) };
-    throw error;
-  }
+  return decodeCatching((warn) => decodeBody(body, warn));
 }
 
 function decodeBody(body: unknown, warn: Warn): IrRequest {

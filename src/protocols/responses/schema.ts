@@ -13,7 +13,7 @@ import { checkers } from "../checkers.ts";
 
 import type { Checker } from "../openai/schema.ts";
 
-export { CallerFault, ensure, fault, isObject, warnUnmodelled } from "../openai/schema.ts";
+export { CallerFault, decodeCatching, ensure, fault, isObject, warnUnmodelled } from "../openai/schema.ts";
 
 /** `T | null`, optional; the description is the error message ("expected <description>"). */
 const Nullable = <T extends TSchema>(schema: T, description: string) => Type.Optional(Type.Union([schema, Type.Null()], { description }));
