@@ -95,7 +95,7 @@ function loadTimeNotes(): Record<string, string> {
     "pools.<name>.breaker": "Members left unset take `routing.breaker`, then the defaults shown.",
     "pools.<name>.failover": "Members left unset take `routing.failover`, then the defaults shown.",
     "pools.<name>.on_exhausted": filled(`\`routing.on_exhausted\` (itself ${code(pool.onExhausted)})`),
-    "auth.signing_key": "Signs the keys token exchange issues; needed by the `keys` module.",
+    "auth.signing_key": "Signs virtual keys (`POST /keys`, token exchange) and derives their AWS pairs; needed by the `keys` module. Changing it invalidates every issued key.",
     "auth.chain": "A module not compiled into this build admits nobody (see Authentication modules).",
     "auth.admin_tokens[].name": filled("`admin-token-<index>`"),
     admin_listen: "A non-loopback address needs a non-empty `auth.admin_auth`.",

@@ -73,7 +73,7 @@ async function run(snapshot: Snapshot, source: string, logger: Logger): Promise<
   }
 
   const holder = new ConfigHolder(snapshot);
-  const apps = buildApps({ holder, store, logger, now: Date.now, startedAt, env });
+  const apps = await buildApps({ holder, store, logger, now: Date.now, startedAt, env });
   const servers: Server<undefined>[] = [];
   // Handlers go in before any listener exists, so a signal at any moment after this drains cleanly.
   const shutdown = shutdownOnSignals(servers, logger, async () => {

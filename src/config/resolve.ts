@@ -10,7 +10,7 @@ import type { Lane } from "../routing/lane.ts";
 import type { BreakerSettings, FailoverSettings, Pool } from "../routing/pool.ts";
 import { GatewayConfig, type PoolCfg, type ProviderCfg, type SecretRef } from "./schema.ts";
 import { Secret } from "./secret.ts";
-import type { AdminToken, ListenerSettings, Snapshot } from "./snapshot.ts";
+import type { AdminToken, ClientToken, ListenerSettings, Snapshot } from "./snapshot.ts";
 
 export interface ResolveContext {
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -190,8 +190,11 @@ export function resolveConfig(validated: GatewayConfig, ctx: ResolveContext): Re
     const token = c.secret(t.token, `auth.admin_tokens[${i}].token`);
     return token ? [{ name: t.name ?? `admin-token-${i}`, token, scope: t.scope ?? "full" }] : [];
   });
-  (auth.tokens ?? []).forEach((t, i) => c.secret(t.token, `auth.tokens[${i}].token`));
-  if (auth.signing_key) c.secret(auth.signing_key, "auth.signing_key");
+  const tokens: ClientToken[] = (auth.tokens ?? []).flatMap((t, i) => {
+    const token = c.secret(t.token, `auth.tokens[${i}].token`);
+    return token ? [{ name: t.name, token }] : [];
+  });
+  const signingKey = auth.signing_key ? c.secret(auth.signing_key, "auth.signing_key") : undefined;
   for (const [name, idp] of Object.entries(cfg["identity-providers"] ?? {})) {
     if (idp.browser_login) c.secret(idp.browser_login.client_secret, `identity-providers.${name}.browser_login.client_secret`);
   }
@@ -231,7 +234,7 @@ export function resolveConfig(validated: GatewayConfig, ctx: ResolveContext): Re
       laneDefaults: { breaker: { ...BREAKER_DEFAULTS, ...routing.breaker }, failover: { ...FAILOVER_DEFAULTS, ...routing.failover } },
       globalHooks,
       listeners,
-      auth: { chain, adminChain, adminTokens, upstreamCredentials: cfg.upstream_credentials ?? "own" },
+      auth: { chain, adminChain, adminTokens, tokens, signingKey, upstreamCredentials: cfg.upstream_credentials ?? "own" },
       limits: {
         upstreamTimeoutMs: (cfg.limits?.upstream_request_timeout_secs ?? 300) * 1000,
         pool: { maxIdlePerHost: cfg.limits?.pool_max_idle_per_host ?? 64, idleTimeoutSecs: cfg.limits?.pool_idle_timeout_secs ?? 90 },

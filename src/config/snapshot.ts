@@ -19,6 +19,11 @@ export interface AdminToken {
   readonly scope: "read-only" | "full";
 }
 
+export interface ClientToken {
+  readonly name: string;
+  readonly token: Secret;
+}
+
 export interface Snapshot {
   /** config_version: 0 at boot, +1 per API apply (process-local). */
   readonly version: number;
@@ -38,6 +43,10 @@ export interface Snapshot {
     readonly chain: readonly string[];
     readonly adminChain: readonly string[];
     readonly adminTokens: readonly AdminToken[];
+    /** The `tokens` module's static client tokens. */
+    readonly tokens: readonly ClientToken[];
+    /** Signs and verifies virtual keys (the `keys` module); unset = no keys can be minted or admitted. */
+    readonly signingKey: Secret | undefined;
     readonly upstreamCredentials: "own" | "passthrough";
   };
   /** The `limits` the upstream client reads on every call, in the units it uses. */

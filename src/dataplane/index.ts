@@ -21,9 +21,9 @@ export interface DataPlaneDeps extends PipelineDeps {
 export function buildDataApp(deps: DataPlaneDeps) {
   return listenerApp("data", deps.logger)
     .use(healthRoutes(deps.holder, deps.routing))
-    .use(statsRoutes(deps.holder, deps.routing))
+    .use(statsRoutes(deps.holder, deps.routing, deps.auth))
     .use(modelsRoutes(deps.holder, deps.startedAt))
-    .use(metricsRoutes(deps.holder, deps.metrics))
+    .use(metricsRoutes(deps.holder, deps.metrics, deps.auth))
     .use(protocolRoutes(deps))
     .use(directRoutes(deps));
 }

@@ -1,13 +1,14 @@
 // GET /metrics: Prometheus text exposition. Open when the ingress chain is open; otherwise it needs a
 // credential the chain admits (spec: client token or virtual key), failing closed like model routes.
-import { authenticateIngress } from "../auth/ingress-chain.ts";
+import type { IngressAuth } from "../auth/ingress-chain.ts";
+import { anyClientCredential } from "../http/credentials.ts";
 import type { ConfigHolder } from "../config/snapshot.ts";
 import { errorResponse } from "../http/errors.ts";
 import { controller } from "../http/elysia.ts";
 import type { DataPlaneMetrics } from "../telemetry/metrics.ts";
 
-export const metricsRoutes = (holder: ConfigHolder, metrics: DataPlaneMetrics) =>
+export const metricsRoutes = (holder: ConfigHolder, metrics: DataPlaneMetrics, auth: IngressAuth) =>
   controller("dataplane.metrics").get("/metrics", ({ request }) => {
-    if (!authenticateIngress(holder.current, request)) return errorResponse("unauthorized", "a client credential is required for /metrics");
+    if (!auth.authenticate(holder.current, { token: anyClientCredential(request) })) return errorResponse("unauthorized", "a client credential is required for /metrics");
     return new Response(metrics.registry.expose(), { headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" } });
   });

@@ -68,7 +68,7 @@ describe("GET /info", () => {
     expect(Object.keys(info).sort()).toEqual(["build", "config_persistence", "config_version", "started_at", "topology", "uptime_seconds", "version"]);
     expect(info.version).toBe(pkg.version);
     expect(info.version).toMatch(/^\d+\.\d+\.\d+/);
-    expect(info.build).toEqual({ auth_modules: ["admin-tokens"], hook_plugins: [], weighted_floor: true });
+    expect(info.build).toEqual({ auth_modules: ["admin-tokens", "keys", "tokens"], hook_plugins: [], weighted_floor: true });
     expect(info.started_at).toBeGreaterThanOrEqual(bootedAt - 1);
     expect(info.started_at).toBeLessThanOrEqual(Math.floor(Date.now() / 1000));
     expect(Number.isInteger(info.uptime_seconds)).toBe(true);

@@ -1,0 +1,124 @@
+// POST /keys and PATCH /keys/{id} bodies, and the key list's page query, checked into what the key
+// service takes. Each refusal is a message naming the member, for a 400 invalid_request.
+import { Value } from "@sinclair/typebox/value";
+import type { TSchema } from "@sinclair/typebox";
+import { schemaErrors } from "../config/schema-errors.ts";
+import type { KeyChanges, NewKey } from "../governance/keys.ts";
+import type { KeyCursor } from "../store/keys.ts";
+import { CreateKeyReq, UpdateKeyReq } from "./key-views.ts";
+
+export type Checked<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly message: string };
+
+/** gaps.md "Keys": a key minted with no expiry lives a year. */
+export const DEFAULT_KEY_TTL_SECS = 365 * 86_400;
+/** The 1.4.x per-key limits: enforcement moved to groups in 1.5.0, so they are refused, not ignored. */
+const REMOVED_MEMBERS = ["max_budget_cents", "rpm_limit", "tpm_limit", "budget_period"] as const;
+
+const UNIT_SECS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 };
+
+/** `30d`, `12h`, `30m`, `45s` -> seconds. */
+export function durationSecs(text: string): number | undefined {
+  const m = /^([0-9]+)([dhms])$/.exec(text);
+  return m ? Number(m[1]) * UNIT_SECS[m[2]!]! : undefined;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+
+function shape<T>(schema: TSchema, body: unknown): Checked<T> {
+  if (!isObject(body)) return { ok: false, message: "request body must be a JSON object" };
+  if (Value.Check(schema, body)) return { ok: true, value: body as T };
+  return { ok: false, message: schemaErrors(schema, body, { style: "pointer" }).join("; ") };
+}
+
+export function parseCreateKeyReq(body: unknown, nowSecs: number): Checked<NewKey> {
+  if (isObject(body)) {
+    const removed = REMOVED_MEMBERS.filter((member) => member in body);
+    if (removed.length > 0) return { ok: false, message: `${removed.map((m) => `/${m}`).join(", ")}: removed in 1.5.0; limits are set on the key's group` };
+  }
+  const checked = shape<CreateKeyReq>(CreateKeyReq, body);
+  if (!checked.ok) return checked;
+  const req = checked.value;
+  const expiresAt = req.expires_at ?? null;
+  const expiresIn = req.expires_in ?? null;
+  if (expiresAt !== null && expiresIn !== null) return { ok: false, message: "/expires_at, /expires_in: give one of the two, not both" };
+  let exp: number;
+  if (expiresAt !== null) {
+    if (expiresAt <= nowSecs) return { ok: false, message: `/expires_at: ${expiresAt} is not in the future` };
+    exp = expiresAt;
+  } else if (expiresIn !== null) {
+    const secs = durationSecs(expiresIn)!;
+    if (secs === 0) return { ok: false, message: "/expires_in: must be longer than zero" };
+    exp = nowSecs + secs;
+  } else exp = nowSecs + DEFAULT_KEY_TTL_SECS;
+  const group = req.group ?? null;
+  return {
+    ok: true,
+    value: {
+      name: req.name,
+      allowedPools: req.allowed_pools ?? null,
+      expiresAt: exp,
+      group,
+      // Spec: `parent` is ignored without `group`.
+      parent: group === null ? null : (req.parent ?? null),
+      issueAwsCredential: req.issue_aws_credential ?? false,
+      labels: req.labels ?? {},
+    },
+  };
+}
+
+export function parseUpdateKeyReq(body: unknown): Checked<KeyChanges> {
+  if (isObject(body)) {
+    for (const member of ["name", "enabled"] as const) {
+      if (body[member] === null) return { ok: false, message: `/${member}: cannot be cleared (null); omit it to leave it unchanged` };
+    }
+  }
+  const checked = shape<UpdateKeyReq>(UpdateKeyReq, body);
+  if (!checked.ok) return checked;
+  const req = checked.value;
+  return {
+    ok: true,
+    value: {
+      ...(req.name !== undefined && { name: req.name }),
+      ...(req.enabled !== undefined && { enabled: req.enabled }),
+      ...(req.allowed_pools !== undefined && { allowedPools: req.allowed_pools }),
+      // Clearing labels leaves none.
+      ...(req.labels !== undefined && { labels: req.labels ?? {} }),
+      ...(req.group !== undefined && { group: req.group }),
+    },
+  };
+}
+
+export interface KeyListQuery {
+  readonly limit: number;
+  readonly after: KeyCursor | undefined;
+  readonly includeTombstoned: boolean;
+}
+
+export const encodeCursor = (cursor: KeyCursor): string => Buffer.from(JSON.stringify([cursor.createdAt, cursor.id])).toString("base64url");
+
+function decodeCursor(text: string): KeyCursor | undefined {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(text, "base64url").toString("utf8"));
+    if (Array.isArray(value) && value.length === 2 && Number.isInteger(value[0]) && typeof value[1] === "string") return { createdAt: value[0], id: value[1] };
+  } catch {
+    // falls through to the refusal
+  }
+  return undefined;
+}
+
+/** gaps.md "Pagination": `limit` 1..500 (default 50), `cursor` from the previous page; plus `include=tombstoned`. */
+export function parseKeyListQuery(query: Readonly<Record<string, string | undefined>>): Checked<KeyListQuery> {
+  let limit = 50;
+  if (query.limit !== undefined) {
+    if (!/^[0-9]+$/.test(query.limit) || Number(query.limit) < 1 || Number(query.limit) > 500) return { ok: false, message: `query limit: expected an integer from 1 to 500, got ${JSON.stringify(query.limit)}` };
+    limit = Number(query.limit);
+  }
+  let after: KeyCursor | undefined;
+  if (query.cursor !== undefined && query.cursor !== "") {
+    after = decodeCursor(query.cursor);
+    if (!after) return { ok: false, message: "query cursor: not a cursor this endpoint issued" };
+  }
+  const include = query.include;
+  if (include !== undefined && include !== "" && include !== "tombstoned") return { ok: false, message: `query include: expected "tombstoned", got ${JSON.stringify(include)}` };
+  return { ok: true, value: { limit, after, includeTombstoned: include === "tombstoned" } };
+}

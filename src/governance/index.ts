@@ -1,0 +1,48 @@
+// Governance's services over one database: the key registry and service, the audit log, the ingress
+// chain's decision cache and key checks. Built once per process by app.ts.
+import type { Database } from "bun:sqlite";
+import { CredentialCache } from "../auth/credential-cache.ts";
+import { IngressAuth } from "../auth/ingress-chain.ts";
+import type { ConfigHolder } from "../config/snapshot.ts";
+import { SqliteAuditStore } from "../store/audit.ts";
+import { SqliteKeyStore } from "../store/keys.ts";
+import { AuditLog } from "./audit.ts";
+import { RegistryKeyAuthenticator } from "./key-auth.ts";
+import { KeyRegistry } from "./key-registry.ts";
+import { KeyService } from "./keys.ts";
+import type { AuditSink, GroupResolver } from "./types.ts";
+
+export interface GovernanceDeps {
+  readonly database: Database;
+  readonly holder: ConfigHolder;
+  /** Epoch milliseconds. */
+  readonly now: () => number;
+  /** The mint rules' groups, given the audit log they record `group.create` in. */
+  readonly groups?: (audit: AuditSink) => GroupResolver;
+}
+
+export interface Governance {
+  readonly audit: AuditSink;
+  readonly keys: KeyService;
+  readonly registry: KeyRegistry;
+  readonly cache: CredentialCache;
+  readonly ingressAuth: IngressAuth;
+  /** Loads the stored keys into the registry; the data plane must not serve before it resolves. */
+  load(): Promise<void>;
+}
+
+export function buildGovernance(deps: GovernanceDeps): Governance {
+  const audit = new AuditLog(new SqliteAuditStore(deps.database), deps.now);
+  const registry = new KeyRegistry();
+  const keys = new KeyService({
+    store: new SqliteKeyStore(deps.database),
+    registry,
+    audit,
+    groups: deps.groups?.(audit),
+    signingKey: () => deps.holder.current.auth.signingKey,
+    now: deps.now,
+  });
+  const cache = new CredentialCache();
+  const ingressAuth = new IngressAuth({ cache, keys: new RegistryKeyAuthenticator(registry, deps.now) });
+  return { audit, keys, registry, cache, ingressAuth, load: async () => void (await keys.load()) };
+}
