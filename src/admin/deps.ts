@@ -1,6 +1,9 @@
 // What the admin controllers need. Plain data and functions, so tests can build an app around a
 // snapshot and a store without starting a process.
+import type { CredentialCache } from "../auth/credential-cache.ts";
 import type { ConfigHolder } from "../config/snapshot.ts";
+import type { KeyService } from "../governance/keys.ts";
+import type { AuditSink } from "../governance/types.ts";
 import type { Store } from "../store/store.ts";
 import type { Logger } from "../telemetry/logger.ts";
 
@@ -14,4 +17,9 @@ export interface AdminDeps {
   readonly startedAt: number;
   /** The environment config text is interpolated from (POST /config/validate). */
   readonly env: Readonly<Record<string, string | undefined>>;
+  /** Virtual keys (POST/GET/PATCH/DELETE /keys). */
+  readonly keys?: KeyService;
+  /** The ingress chain's cached credential decisions (POST /auth/cache/flush). */
+  readonly authCache?: CredentialCache;
+  readonly audit?: AuditSink;
 }

@@ -1,12 +1,15 @@
 // The admin plane under /api/v1/admin. The guard runs in front of the router, so every path (known,
 // unknown, or added later) is behind it by construction: nothing is answered before authentication.
-import { authenticateAdmin } from "../auth/admin-chain.ts";
+import { ADMIN_MODULES, authenticateAdmin, type AdminPrincipal } from "../auth/admin-chain.ts";
+import type { Snapshot } from "../config/snapshot.ts";
 import { errorResponse } from "../http/errors.ts";
 import { listenerApp } from "../http/elysia.ts";
 import { authController } from "./auth.ts";
 import { configController } from "./config.ts";
 import type { AdminDeps } from "./deps.ts";
 import { infoController } from "./info.ts";
+import { keysController } from "./keys.ts";
+import { rememberPrincipal } from "./principal.ts";
 
 export const ADMIN_PREFIX = "/api/v1/admin";
 
@@ -18,14 +21,30 @@ export function buildAdminApp(deps: AdminDeps) {
   return listenerApp("admin", deps.logger, { prefix: ADMIN_PREFIX })
     .use(infoController(deps))
     .use(configController(deps))
-    .use(authController(deps));
+    .use(authController(deps))
+    .use(keysController(deps));
+}
+
+/** Key, group and usage endpoints: what a governance deployment never opens to an anonymous caller. */
+const GOVERNANCE_PATH = new RegExp(`^${ADMIN_PREFIX}/(keys|groups|usage)(/|$)`);
+
+/**
+ * Spec "Admin plane" 7: a governance deployment (`keys` in the ingress chain) keeps its key and group
+ * endpoints shut to the open posture: with no admin chain they take an admin token (the
+ * `admin-tokens` module) or answer 401, also when no admin token is configured at all.
+ */
+function governanceGuard(snapshot: Snapshot, request: Request, principal: AdminPrincipal): AdminPrincipal | undefined {
+  if (principal.id !== "anonymous" || !snapshot.auth.chain.includes("keys") || !GOVERNANCE_PATH.test(new URL(request.url).pathname)) return principal;
+  return ADMIN_MODULES["admin-tokens"]!(snapshot, request.headers);
 }
 
 export function adminFetch(deps: AdminDeps): (request: Request) => Response | Promise<Response> {
   const app = buildAdminApp(deps);
   const handle = app.fetch;
   return (request) => {
-    const principal = authenticateAdmin(deps.holder.current, request.headers);
+    const snapshot = deps.holder.current;
+    const admitted = authenticateAdmin(snapshot, request.headers);
+    const principal = admitted && governanceGuard(snapshot, request, admitted);
     if (!principal) {
       return errorResponse("unauthorized", "admin credential missing or not accepted (x-admin-token or Authorization: Bearer)", {
         headers: { "www-authenticate": 'Bearer realm="gateway-admin"' },
@@ -34,6 +53,7 @@ export function adminFetch(deps: AdminDeps): (request: Request) => Response | Pr
     if (principal.scope !== "full" && !READ_METHODS.has(request.method) && !READ_ONLY_POSTS.has(new URL(request.url).pathname)) {
       return errorResponse("forbidden", "this credential has read-only scope; the request needs full scope");
     }
+    rememberPrincipal(request, principal);
     return handle(request);
   };
 }

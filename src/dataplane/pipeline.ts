@@ -2,7 +2,7 @@
 // the routing engine try its lanes (routing/failover.ts). Each attempt takes one of three paths: the
 // in-process mock (through the IR), same protocol (bytes pass through), or another protocol (through
 // the IR). Errors answer in the ingress protocol's own shape.
-import { authenticateIngress } from "../auth/ingress-chain.ts";
+import type { IngressAuth, IngressPrincipal } from "../auth/ingress-chain.ts";
 import type { ConfigHolder, Snapshot } from "../config/snapshot.ts";
 import { closeConnection, BodyTooLargeError } from "../http/serve.ts";
 import { irError, type IrError, type IrRequest } from "../ir/index.ts";
@@ -25,6 +25,8 @@ export interface PipelineDeps {
   readonly metrics: DataPlaneMetrics;
   /** Breakers and lane counters, shared by every request and kept across config swaps. */
   readonly routing: RoutingState;
+  /** The ingress auth chain's modules and their services (key registry, decision cache). */
+  readonly auth: IngressAuth;
   /** Injected so tests of the pipeline can see upstream calls; the binary uses fetch. */
   readonly fetch?: UpstreamFetch;
 }
@@ -49,17 +51,57 @@ export interface ModelRoute {
   readonly lane?: (snapshot: Snapshot, body: Record<string, unknown>) => Lane | undefined;
 }
 
+type Refusal = { ok: false; error: IrError };
+type BodyRead = { ok: true; body: Record<string, unknown> } | Refusal;
+
+const notAnObject = (): Refusal => ({ ok: false, error: irError("invalid_request", "The request body must be a JSON object.") });
+const unreadable = (error: unknown): Refusal => (error instanceof BodyTooLargeError ? { ok: false, error: irError("request_too_large", error.message) } : notAnObject());
+const asObject = (body: unknown): BodyRead => (typeof body === "object" && body !== null && !Array.isArray(body) ? { ok: true, body: body as Record<string, unknown> } : notAnObject());
+
 /** The body as a JSON object, or the caller error to answer with (malformed, or a chunked body over the limit). */
-async function readJsonObject(request: Request): Promise<{ ok: true; body: Record<string, unknown> } | { ok: false; error: IrError }> {
-  const notAnObject = () => ({ ok: false as const, error: irError("invalid_request", "The request body must be a JSON object.") });
+async function readJsonObject(request: Request): Promise<BodyRead> {
   try {
-    const body: unknown = await request.json();
-    return typeof body === "object" && body !== null && !Array.isArray(body) ? { ok: true, body: body as Record<string, unknown> } : notAnObject();
+    return asObject(await request.json());
   } catch (error) {
-    if (!(error instanceof BodyTooLargeError)) return notAnObject();
-    return { ok: false, error: irError("request_too_large", error.message) };
+    return unreadable(error);
   }
 }
+
+type Admission = { ok: true; principal: IngressPrincipal; body: Record<string, unknown> } | Refusal;
+const UNAUTHENTICATED: Admission = { ok: false, error: irError("authentication", "Invalid or missing API key.") };
+
+/**
+ * The caller's principal and body. A credential in a header is judged before the body is read; a
+ * SigV4-signed Bedrock request signs its body, so that body is read first, as the bytes it signed (the
+ * same one buffer request.json() would have read) and parsed from them.
+ */
+async function admit(deps: PipelineDeps, snapshot: Snapshot, ingress: ProtocolAdapter, request: Request): Promise<Admission> {
+  const authorization = ingress.name === "bedrock" ? request.headers.get("authorization") : null;
+  if (authorization === null || !authorization.startsWith(SIGV4_SCHEME)) {
+    const principal = deps.auth.authenticate(snapshot, { token: ingress.clientCredential(request) });
+    if (!principal) return UNAUTHENTICATED;
+    const read = await readJsonObject(request);
+    return read.ok ? { ok: true, principal, body: read.body } : read;
+  }
+  let bytes: Uint8Array;
+  try {
+    bytes = new Uint8Array(await request.arrayBuffer());
+  } catch (error) {
+    return unreadable(error);
+  }
+  const principal = deps.auth.authenticate(snapshot, { token: undefined, signed: { method: request.method, url: request.url, headers: request.headers, body: bytes } });
+  if (!principal) return UNAUTHENTICATED;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(new TextDecoder().decode(bytes));
+  } catch {
+    return notAnObject();
+  }
+  const read = asObject(parsed);
+  return read.ok ? { ok: true, principal, body: read.body } : read;
+}
+
+const SIGV4_SCHEME = "AWS4-HMAC-SHA256 ";
 
 /** A body that cannot become IR: the caller's 400, told before any lane is judged. */
 class DecodeRefused extends Error {
@@ -82,16 +124,16 @@ export async function handleModelRequest(deps: PipelineDeps, ingress: ProtocolAd
   const snapshot = deps.holder.current;
   const refuse = (error: IrError, pool = "") => done(deps, ingress, pool, started, ingress.encodeError(error), "client_error");
 
-  if (!authenticateIngress(snapshot, request)) return refuse(irError("authentication", "Invalid or missing API key."));
-  const read = await readJsonObject(request);
-  if (!read.ok) return read.error.kind === "request_too_large" ? closeConnection(refuse(read.error)) : refuse(read.error);
-  const body = read.body;
+  const admitted = await admit(deps, snapshot, ingress, request);
+  if (!admitted.ok) return admitted.error.kind === "request_too_large" ? closeConnection(refuse(admitted.error)) : refuse(admitted.error);
+  const { principal, body } = admitted;
 
   const context = route.context ?? {};
   const model = context.pathModel ?? (typeof body.model === "string" ? body.model : undefined);
   if (model === undefined || model === "") return refuse(irError("invalid_request", "model: required", { param: "model" }));
   const pool = route.lane ? directPool(snapshot, route.lane(snapshot, body)) : snapshot.pools.get(model);
   if (!pool) return refuse(irError("not_found", `The model \`${model}\` does not exist.`, { code: "model_not_found", param: "model" }));
+  if (principal.allowedPools && !principal.allowedPools.includes(pool.name)) return refuse(irError("permission", `This key may not use \`${model}\`.`), pool.name);
 
   const call = new ModelCall(deps, snapshot, ingress, request, body, context, model);
   let routed: Routed<Response>;
