@@ -157,7 +157,7 @@ function gemini(base: string): SdkClient {
 }
 
 function bedrock(base: string): SdkClient {
-  // Inbound SigV4 with issued credentials comes with governance; the gateway takes a bearer key today.
+  // A Bedrock API key (Bearer); inbound SigV4 with an issued pair is exercised in tests/e2e/keys.test.ts.
   const client = new BedrockRuntimeClient({ region: "us-east-1", endpoint: base, maxAttempts: 1, requestHandler: fetchRequestHandler(), token: { token: CLIENT_KEY }, authSchemePreference: ["httpBearerAuth"] });
   const user = (text: string): BedrockMessage => ({ role: "user", content: [{ text }] });
   return {
