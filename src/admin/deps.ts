@@ -2,7 +2,9 @@
 // snapshot and a store without starting a process.
 import type { CredentialCache } from "../auth/credential-cache.ts";
 import type { ConfigHolder } from "../config/snapshot.ts";
+import type { GroupService } from "../governance/groups.ts";
 import type { KeyService } from "../governance/keys.ts";
+import type { UsageService } from "../governance/usage.ts";
 import type { AuditSink } from "../governance/types.ts";
 import type { Store } from "../store/store.ts";
 import type { Logger } from "../telemetry/logger.ts";
@@ -22,4 +24,8 @@ export interface AdminDeps {
   /** The ingress chain's cached credential decisions (POST /auth/cache/flush). */
   readonly authCache?: CredentialCache;
   readonly audit?: AuditSink;
+  /** Groups (GET/POST/PATCH/DELETE /groups). */
+  readonly groups?: GroupService;
+  /** Metering views (GET /keys/{id}/usage, /groups/{name}/usage, /usage/keys). */
+  readonly usage?: UsageService;
 }

@@ -8,7 +8,9 @@ import { authController } from "./auth.ts";
 import { configController } from "./config.ts";
 import type { AdminDeps } from "./deps.ts";
 import { infoController } from "./info.ts";
+import { groupsController } from "./groups.ts";
 import { keysController } from "./keys.ts";
+import { usageController } from "./usage.ts";
 import { rememberPrincipal } from "./principal.ts";
 
 export const ADMIN_PREFIX = "/api/v1/admin";
@@ -22,7 +24,9 @@ export function buildAdminApp(deps: AdminDeps) {
     .use(infoController(deps))
     .use(configController(deps))
     .use(authController(deps))
-    .use(keysController(deps));
+    .use(keysController(deps))
+    .use(groupsController(deps))
+    .use(usageController(deps));
 }
 
 /** Key, group and usage endpoints: what a governance deployment never opens to an anonymous caller. */

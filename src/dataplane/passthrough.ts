@@ -5,7 +5,7 @@ import { irError, mergeUsage, ZERO_USAGE, type IrUsage } from "../ir/index.ts";
 import type { ProtocolAdapter } from "../protocols/types.ts";
 import type { AttemptResult, LaneTicket } from "../routing/failover.ts";
 import { relayHeaders } from "../transport/upstream.ts";
-import type { Exchange } from "./pipeline.ts";
+import { streamTicket, type Exchange } from "./pipeline.ts";
 import { firstOf, noAnswerFailure, sendUpstream } from "./upstream-call.ts";
 
 /** Client headers a vendor's SDK sends that change the upstream's behaviour, forwarded as they are. */
@@ -31,6 +31,7 @@ export async function passThrough(exchange: Exchange, ticket: LaneTicket): Promi
   const upstream = outcome.response;
   const headers = relayHeaders(upstream.headers);
   const record = (usage: IrUsage) => {
+    exchange.meter?.usage(usage, lane.name);
     if (deps.logger.enabled("debug")) deps.logger.debug("usage", { model: exchange.model, lane: lane.name, ...usage });
   };
 
@@ -52,7 +53,7 @@ export async function passThrough(exchange: Exchange, ticket: LaneTicket): Promi
   const reader: ByteReader = upstream.body.getReader();
   const first = await firstOf(reader, ingress);
   if (!first.ok) return first.failure;
-  return { ok: true, value: new Response(tapUsage(first.value, reader, ingress, record, ticket), { status: upstream.status, headers }), settlesLater: true };
+  return { ok: true, value: new Response(tapUsage(first.value, reader, ingress, record, streamTicket(exchange, ticket)), { status: upstream.status, headers }), settlesLater: true };
 }
 
 /** Below this size the native JSON.parse of the whole body beats cutting the usage out (measured on a 945-byte answer: 0.7 vs 1.1 µs). */

@@ -5,7 +5,8 @@
 import type { IngressAuth, IngressPrincipal } from "../auth/ingress-chain.ts";
 import type { ConfigHolder, Snapshot } from "../config/snapshot.ts";
 import { closeConnection, BodyTooLargeError } from "../http/serve.ts";
-import { irError, type IrError, type IrRequest } from "../ir/index.ts";
+import { irError, mergeUsage, ZERO_USAGE, type IrError, type IrRequest, type IrStreamPart } from "../ir/index.ts";
+import type { Metering, RequestMeter } from "../governance/metering.ts";
 import { mockRespond, mockStream } from "../providers/mock.ts";
 import type { IngressContext, ProtocolAdapter } from "../protocols/types.ts";
 import { route as routeRequest, type AttemptResult, type LaneTicket, type RouteOptions, type Routed, type RoutingCounters } from "../routing/failover.ts";
@@ -29,6 +30,8 @@ export interface PipelineDeps {
   readonly auth: IngressAuth;
   /** Injected so tests of the pipeline can see upstream calls; the binary uses fetch. */
   readonly fetch?: UpstreamFetch;
+  /** Group limits and the ledger (governance); absent = nothing is limited or metered. */
+  readonly metering?: Metering;
 }
 
 /** What every path needs about the request being served. */
@@ -43,6 +46,8 @@ export interface Exchange {
   /** The model the client named (pool or alias). */
   readonly model: string;
   readonly warn: (warning: string) => void;
+  /** The request's hold on its group limits and its ledger rows; absent when it is not metered. */
+  readonly meter?: RequestMeter;
 }
 
 export interface ModelRoute {
@@ -134,18 +139,25 @@ export async function handleModelRequest(deps: PipelineDeps, ingress: ProtocolAd
   const pool = route.lane ? directPool(snapshot, route.lane(snapshot, body)) : snapshot.pools.get(model);
   if (!pool) return refuse(irError("not_found", `The model \`${model}\` does not exist.`, { code: "model_not_found", param: "model" }));
   if (principal.allowedPools && !principal.allowedPools.includes(pool.name)) return refuse(irError("permission", `This key may not use \`${model}\`.`), pool.name);
+  // Group limits: admission counts the request before any lane is tried (failures are not refunded).
+  const metered = deps.metering?.admit(principal, pool.name, model);
+  if (metered && !metered.ok) return refuse(metered.error, pool.name);
+  const meter = metered?.meter;
 
-  const call = new ModelCall(deps, snapshot, ingress, request, body, context, model);
+  const call = new ModelCall(deps, snapshot, ingress, request, body, context, model, meter);
   let routed: Routed<Response>;
   try {
     routed = await routeRequest(pool, call);
   } catch (error) {
+    meter?.answered();
     if (error instanceof DecodeRefused) return refuse(error.error, pool.name);
     // A body that stalls after the answer started (the upstream bound is also an idle bound).
     const failed = isUpstreamTimeout(error) ? irError("timeout", "the upstream stopped answering", { failure: "transient" }) : irError("api_error", "The gateway could not complete the request.");
     if (!isUpstreamTimeout(error)) deps.logger.error("request failed", { model, pool: pool.name, error });
     return done(deps, ingress, pool.name, started, ingress.encodeError(failed), "error");
   }
+  // A streamed answer holds its concurrency slots until the stream settles (streamTicket).
+  meter?.answered();
   if (routed.kind === "answer") return done(deps, ingress, pool.name, started, routed.value, "ok");
   if (routed.kind === "relay") return done(deps, ingress, pool.name, started, routed.value, routed.failure === "caller" || routed.failure === "context_length" ? "client_error" : "error");
   const exhausted = irError("overloaded", `Every lane of \`${model}\` is cooling down or at capacity; retry after ${routed.retryAfterSecs} s.`, { retryAfterSecs: routed.retryAfterSecs });
@@ -167,6 +179,7 @@ class ModelCall implements RouteOptions<Response> {
     private readonly body: Record<string, unknown>,
     private readonly context: IngressContext,
     private readonly model: string,
+    private readonly meter: RequestMeter | undefined,
   ) {
     this.state = deps.routing;
     this.counters = routingCounters(deps.metrics);
@@ -184,7 +197,7 @@ class ModelCall implements RouteOptions<Response> {
       deps.metrics.translationWarnings.at(ingress.name, lane.provider.protocol).inc();
       deps.logger.debug("translation warning", { from: ingress.name, to: lane.provider.protocol, model, warning });
     };
-    const exchange: Exchange = { deps, snapshot: this.snapshot, ingress, request: this.request, body: this.body, context: this.context, lane, model, warn };
+    const exchange: Exchange = { deps, snapshot: this.snapshot, ingress, request: this.request, body: this.body, context: this.context, lane, model, warn, meter: this.meter };
     if (lane.provider.protocol === ingress.name) return passThrough(exchange, ticket);
     const decoded = this.decode(warn);
     if (lane.provider.protocol === "mock") return answerFromMock(exchange, decoded, ticket);
@@ -225,13 +238,44 @@ function routingCounters(metrics: DataPlaneMetrics): RoutingCounters {
 }
 
 async function answerFromMock(exchange: Exchange, request: IrRequest, ticket: LaneTicket): Promise<AttemptResult<Response>> {
-  const { ingress, lane, deps, warn } = exchange;
+  const { ingress, lane, deps, warn, meter } = exchange;
   if (request.stream) {
-    const bytes = mockStream(lane, request, deps.now).pipeThrough(ingress.createStreamEncoder(request, warn));
-    return { ok: true, value: new Response(settleWhenRead(bytes, ticket), { headers: ingress.streamHeaders }), settlesLater: true };
+    const parts = mockStream(lane, request, deps.now);
+    const bytes = (meter ? parts.pipeThrough(usageTap(meter, lane.name)) : parts).pipeThrough(ingress.createStreamEncoder(request, warn));
+    return { ok: true, value: new Response(settleWhenRead(bytes, streamTicket(exchange, ticket)), { headers: ingress.streamHeaders }), settlesLater: true };
   }
   const response = await mockRespond(lane, request, deps.now);
+  meter?.usage(response.usage, lane.name);
   return { ok: true, value: Response.json(ingress.encodeResponse(response, warn)) };
+}
+
+/** The usage parts of an IR stream, told to the meter as they pass. */
+function usageTap(meter: RequestMeter, model: string): TransformStream<IrStreamPart, IrStreamPart> {
+  let usage = ZERO_USAGE;
+  return new TransformStream({
+    transform(part, controller) {
+      if (part.type === "usage") usage = mergeUsage(usage, part.usage);
+      controller.enqueue(part);
+    },
+    flush() {
+      meter.usage(usage, model);
+    },
+  });
+}
+
+/**
+ * A streamed answer's ticket that also ends the request's meter when the stream settles: at its end,
+ * when it breaks, or when the client leaves mid-stream (concurrency slots are freed in each case).
+ */
+export function streamTicket(exchange: Exchange, ticket: LaneTicket): LaneTicket {
+  const meter = exchange.meter;
+  if (!meter) return ticket;
+  meter.deferEnd();
+  return {
+    ok: () => (ticket.ok(), meter.end()),
+    broke: (error) => (ticket.broke(error), meter.end()),
+    released: () => (ticket.released(), meter.end()),
+  };
 }
 
 /** Settles a stream's ticket when the client has read it to the end (or left). */

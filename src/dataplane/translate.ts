@@ -1,11 +1,11 @@
 // Another protocol upstream: IR request -> egress wire, upstream answer -> IR -> ingress wire. Streams
 // are translated event by event as they arrive (bytes -> IR parts -> bytes); nothing is buffered whole.
-import { irError, type IrError, type IrRequest, type IrStreamPart } from "../ir/index.ts";
+import { irError, mergeUsage, ZERO_USAGE, type IrError, type IrRequest, type IrStreamPart, type IrUsage } from "../ir/index.ts";
 import { adapterFor } from "../protocols/registry.ts";
 import { renameTools, restoreContent, restorePart, type ToolRenaming } from "../protocols/tool-names.ts";
 import type { ProtocolAdapter, StreamWriter } from "../protocols/types.ts";
 import type { AttemptResult, LaneTicket } from "../routing/failover.ts";
-import type { Exchange } from "./pipeline.ts";
+import { streamTicket, type Exchange } from "./pipeline.ts";
 import { emptyStreamFailure, firstOf, noAnswerFailure, sendUpstream } from "./upstream-call.ts";
 
 export async function translate(exchange: Exchange, request: IrRequest, ticket: LaneTicket): Promise<AttemptResult<Response>> {
@@ -38,7 +38,8 @@ export async function translate(exchange: Exchange, request: IrRequest, ticket: 
       void reader.cancel().catch(() => {});
       return { ok: false, error, cause: "upstream", relay: () => ingress.encodeError(error) };
     }
-    const body = translatedStream(first.value, reader, ingress, request, warn, lane.upstreamModel, ticket, renaming);
+    const meter = exchange.meter;
+    const body = translatedStream(first.value, reader, ingress, request, warn, lane.upstreamModel, streamTicket(exchange, ticket), renaming, meter && ((usage) => meter.usage(usage, lane.name)));
     return { ok: true, value: new Response(body, { headers: ingress.streamHeaders }), settlesLater: true };
   }
   let wire: unknown;
@@ -54,6 +55,7 @@ export async function translate(exchange: Exchange, request: IrRequest, ticket: 
     return { ok: false, error, cause: "upstream", relay: () => ingress.encodeError(error) };
   }
   decoded.warnings.forEach(warn);
+  exchange.meter?.usage(decoded.value.usage, lane.name);
   // Some answers (Cohere's) do not name their model: the lane's upstream model is what served it.
   let response = decoded.value.model === "" ? { ...decoded.value, model: lane.upstreamModel } : decoded.value;
   if (renaming) response = { ...response, content: restoreContent(response.content, renaming) };
@@ -79,11 +81,19 @@ export function translatedStream(
   upstreamModel: string,
   ticket: LaneTicket,
   renaming?: ToolRenaming,
+  /** Told the stream's usage once, when it settles (metering). */
+  onUsage?: (usage: IrUsage) => void,
 ): ReadableStream<Uint8Array> {
   let ended = false;
   let emitted = false;
   let writer: StreamWriter | undefined;
+  let usage: IrUsage | undefined;
+  const report = () => {
+    if (usage && onUsage) onUsage(usage);
+    usage = undefined;
+  };
   const finish = (controller: ReadableStreamDefaultController<Uint8Array>, error?: IrError) => {
+    report();
     if (error) {
       writer?.accept({ type: "error", error });
       ticket.broke(error);
@@ -93,6 +103,7 @@ export function translatedStream(
     controller.close();
   };
   const accept = (controller: ReadableStreamDefaultController<Uint8Array>, value: IrStreamPart) => {
+    if (value.type === "usage" && onUsage) usage = mergeUsage(usage ?? ZERO_USAGE, value.usage);
     const part = value.type === "start" && value.model === "" ? { ...value, model: upstreamModel } : value;
     writer?.accept(renaming ? restorePart(part, renaming) : part);
     if (value.type === "finish") {
@@ -100,6 +111,7 @@ export function translatedStream(
       void reader.cancel().catch(() => {});
     } else if (value.type === "error") {
       // The in-stream error is already written: the lane hears it, the writer ends.
+      report();
       ticket.broke(value.error);
       writer?.end();
       ended = true;
@@ -130,8 +142,9 @@ export function translatedStream(
       }
     },
     cancel(reason) {
-      // The client went away: stop reading, which aborts the upstream body.
+      // The client went away: stop reading, which aborts the upstream body. What was used still counts.
       ended = true;
+      report();
       ticket.released();
       return reader.cancel(reason);
     },

@@ -93,18 +93,21 @@ function rendered(labelNames: readonly string[], labels: Labels): string {
   return inner ? `{${inner}}` : "";
 }
 
-/** A gauge read at scrape time from live state (lane breakers), so nothing is kept twice. */
+/**
+ * A gauge read at scrape time from live state (lane breakers), so nothing is kept twice. `labelNames`
+ * null: each sample brings its own (a key's labels are echoed onto its series).
+ */
 export class CollectedGauge {
   constructor(
     readonly name: string,
     readonly help: string,
-    readonly labelNames: readonly string[],
+    readonly labelNames: readonly string[] | null,
     private readonly collect: () => Iterable<{ labels: Labels; value: number }>,
   ) {}
 
   expose(): string {
     const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} gauge`];
-    for (const { labels, value } of this.collect()) lines.push(`${this.name}${rendered(this.labelNames, labels)} ${value}`);
+    for (const { labels, value } of this.collect()) lines.push(`${this.name}${rendered(this.labelNames ?? Object.keys(labels), labels)} ${value}`);
     return lines.join("\n");
   }
 }
@@ -179,7 +182,7 @@ export class MetricsRegistry {
     return this.add(new Histogram(name, help, labelNames));
   }
 
-  gauge(name: string, help: string, labelNames: readonly string[], collect: () => Iterable<{ labels: Labels; value: number }>): CollectedGauge {
+  gauge(name: string, help: string, labelNames: readonly string[] | null, collect: () => Iterable<{ labels: Labels; value: number }>): CollectedGauge {
     return this.add(new CollectedGauge(name, help, labelNames, collect));
   }
 

@@ -1,0 +1,90 @@
+// Groups on the admin plane: GET /groups, GET/PATCH/DELETE /groups/{name}, POST /groups. Config-file
+// groups are listed and read like the others but refused (409 conflict) by PATCH and DELETE: the file
+// is their source of truth. Every mutation, applied or refused, is audited by the service.
+import { Value } from "@sinclair/typebox/value";
+import { schemaErrors } from "../config/schema-errors.ts";
+import type { GroupService } from "../governance/groups.ts";
+import type { GroupNode, Limit } from "../governance/limits.ts";
+import { isWindowLimit } from "../governance/limits.ts";
+import { jsonController } from "../http/elysia.ts";
+import { GatewayError } from "../http/errors.ts";
+import type { AdminDeps } from "./deps.ts";
+import { GroupCfgBody, GroupListView, GroupPatchBody, GroupView, type LimitView } from "./group-views.ts";
+import { principalOf } from "./principal.ts";
+
+export function limitView(limit: Limit): LimitView {
+  if (isWindowLimit(limit)) {
+    return { window: limit.window, requests: limit.requests ?? null, tokens: limit.tokens ?? null, budget_cents: limit.budget_cents ?? null, pool: limit.pool ?? null };
+  }
+  return { concurrent: limit.concurrent, pool: limit.pool ?? null };
+}
+
+export function groupView(node: GroupNode): GroupView {
+  return {
+    name: node.name,
+    enabled: node.enabled,
+    limits: node.limits.map(limitView),
+    parent: node.parent,
+    ...(node.child_default !== null && { child_default: node.child_default.map(limitView) }),
+    source: node.source,
+  };
+}
+
+export function groupsOf(deps: AdminDeps): GroupService {
+  if (!deps.groups) throw new GatewayError("internal", "the group service is not available");
+  return deps.groups;
+}
+
+/** The body checked against its schema; a refusal is audited before the 400. */
+async function checked<T>(groups: GroupService, schema: Parameters<typeof Value.Check>[0], body: unknown, audit: { action: string; name: string; principal: string }): Promise<T> {
+  if (typeof body === "object" && body !== null && !Array.isArray(body) && Value.Check(schema, body)) return body as T;
+  const message = typeof body !== "object" || body === null || Array.isArray(body) ? "request body must be a JSON object" : schemaErrors(schema, body, { style: "pointer" }).join("; ");
+  await groups.refuse(audit.action, audit.name, audit.principal, new GatewayError("invalid_request", message));
+  throw new GatewayError("invalid_request", message);
+}
+
+export const groupsController = (deps: AdminDeps) =>
+  jsonController("admin.groups")
+    .get("/groups", () => ({ items: [...groupsOf(deps).tree().values()].map(groupView) }), { response: { 200: GroupListView } })
+    .get(
+      "/groups/:name",
+      ({ params }) => {
+        const node = groupsOf(deps).get(params.name);
+        if (!node) throw new GatewayError("not_found", `no group ${params.name}`);
+        return groupView(node);
+      },
+      { response: { 200: GroupView } },
+    )
+    .post(
+      "/groups",
+      async ({ body, request, set }) => {
+        const groups = groupsOf(deps);
+        const principal = principalOf(request);
+        const name = typeof (body as { name?: unknown } | null)?.name === "string" ? (body as { name: string }).name : "?";
+        const cfg = await checked<GroupCfgBody>(groups, GroupCfgBody, body, { action: "group.create", name, principal });
+        const node = await groups.create(cfg, principal);
+        set.status = 201;
+        return groupView(node);
+      },
+      { response: { 201: GroupView } },
+    )
+    .patch(
+      "/groups/:name",
+      async ({ params, body, request }) => {
+        const groups = groupsOf(deps);
+        const principal = principalOf(request);
+        const patch = await checked<GroupPatchBody>(groups, GroupPatchBody, body, { action: "group.update", name: params.name, principal });
+        return groupView(await groups.update(params.name, patch, principal));
+      },
+      { response: { 200: GroupView } },
+    )
+    .delete(
+      "/groups/:name",
+      async ({ params, request }) => {
+        const groups = groupsOf(deps);
+        const node = groups.get(params.name);
+        await groups.delete(params.name, principalOf(request));
+        return groupView(node!);
+      },
+      { response: { 200: GroupView } },
+    );

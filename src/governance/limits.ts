@@ -1,0 +1,289 @@
+// Group limits on the hot path, all in memory: a request is admitted only when every limit of its group
+// and of each ancestor (AND) has room. Counters live in buckets keyed by (group, window, pool), so the
+// several caps of one window (requests, tokens, budget) share one count, and a count survives edits of
+// the caps and config swaps. Requests count at admission (failures are not refunded); tokens and spend
+// when the answer's usage is known. Concurrency slots are held until the request ends.
+import { irError, type IrError } from "../ir/index.ts";
+import { tokensOf, type TokenTiers } from "./rate-card.ts";
+import { secondsUntilEnd, windowEnd, windowStart, type LimitWindow } from "./windows.ts";
+import type { GatewayConfig } from "../config/schema.ts";
+
+export interface WindowLimit {
+  readonly window: LimitWindow;
+  readonly requests?: number | null;
+  readonly tokens?: number | null;
+  readonly budget_cents?: number | null;
+  readonly pool?: string | null;
+}
+export interface ConcurrentLimit {
+  readonly concurrent: number;
+  readonly pool?: string | null;
+}
+/** gaps.md's LimitView: a windowed bucket or a concurrency cap. */
+export type Limit = WindowLimit | ConcurrentLimit;
+
+export const isWindowLimit = (limit: Limit): limit is WindowLimit => "window" in limit;
+
+/** A group of the merged tree (config file and API), as enforcement sees it. */
+export interface GroupNode {
+  readonly name: string;
+  readonly parent: string | null;
+  readonly enabled: boolean;
+  readonly limits: readonly Limit[];
+  readonly child_default: readonly Limit[] | null;
+  /** Config-file groups are read-only through the API. */
+  readonly source: "config" | "api";
+}
+
+/** Counts of one (group, window, pool) in its current window. */
+export class Bucket {
+  start = 0;
+  end = 0;
+  requests = 0;
+  tokens = 0;
+  spendMicros = 0;
+
+  constructor(readonly window: LimitWindow) {}
+
+  /** Starts a new window when `now` has left the current one. */
+  roll(now: number): void {
+    if (now < this.end) return;
+    this.start = windowStart(this.window, now);
+    this.end = windowEnd(this.window, now);
+    this.requests = 0;
+    this.tokens = 0;
+    this.spendMicros = 0;
+  }
+}
+
+export class ConcurrencyCounter {
+  inflight = 0;
+}
+
+interface WindowCheck {
+  readonly group: string;
+  readonly limit: WindowLimit;
+  readonly bucket: Bucket;
+}
+interface ConcurrencyCheck {
+  readonly group: string;
+  readonly cap: number;
+  readonly counter: ConcurrencyCounter;
+}
+
+/** Everything one (group, pool) pair is held to, resolved once per tree and pool. */
+interface Plan {
+  /** Why nothing is admitted: a frozen group up the chain, or a group that no longer exists. */
+  readonly refusal: IrError | undefined;
+  readonly checks: readonly WindowCheck[];
+  /** Distinct buckets of the checks: each counted once however many caps read it. */
+  readonly buckets: readonly Bucket[];
+  readonly caps: readonly ConcurrencyCheck[];
+}
+
+type Pricing = Pick<GatewayConfig, "rate_card" | "per_request_fee">;
+
+/** One admitted request's hold on its limits. */
+export class Admission {
+  #ended = false;
+
+  constructor(
+    private readonly plan: Plan,
+    private readonly admittedAt: number,
+  ) {}
+
+  /** Charges the answer's tokens and their spend to every bucket of the chain. */
+  charge(tiers: TokenTiers, spend: number, now: number): void {
+    const tokens = tokensOf(tiers);
+    for (const bucket of this.plan.buckets) {
+      bucket.roll(now);
+      // A window that rolled over since admission starts clean; the tokens belong to the new one.
+      bucket.tokens += tokens;
+      bucket.spendMicros += spend;
+    }
+  }
+
+  /** Frees the concurrency slots; once, whatever ends the request (answer, error, client gone). */
+  end(): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    for (const cap of this.plan.caps) cap.counter.inflight -= 1;
+  }
+
+  get startedAt(): number {
+    return this.admittedAt;
+  }
+}
+
+export type AdmitResult = { readonly ok: true; readonly admission: Admission } | { readonly ok: false; readonly error: IrError };
+
+const UNLIMITED: Plan = Object.freeze({ refusal: undefined, checks: [], buckets: [], caps: [] });
+
+export class LimitEngine {
+  readonly #buckets = new Map<string, Bucket>();
+  readonly #counters = new Map<string, ConcurrencyCounter>();
+  #tree: ReadonlyMap<string, GroupNode> | undefined;
+  /** Plans by group then pool, built on first use and dropped whenever the tree changes. */
+  #plans = new Map<string, Map<string, Plan>>();
+
+  /** `tree` answers the same map until groups or the config change: one identity check per request. */
+  constructor(
+    private readonly now: () => number,
+    private readonly tree: () => ReadonlyMap<string, GroupNode>,
+  ) {}
+
+  private current(): ReadonlyMap<string, GroupNode> {
+    const tree = this.tree();
+    if (tree !== this.#tree) {
+      this.#tree = tree;
+      this.#plans = new Map();
+    }
+    return tree;
+  }
+
+  /** Admission of one request of `group` to `pool`, counting it in every bucket when admitted. */
+  admit(group: string, pool: string, pricing: Pricing): AdmitResult {
+    const plan = this.plan(group, pool);
+    if (plan.refusal) return { ok: false, error: plan.refusal };
+    const now = this.now();
+    for (const bucket of plan.buckets) bucket.roll(now);
+    // Budget first: an exhausted budget outlasts any rate window, so it is the answer worth giving.
+    for (const { group: owner, limit, bucket } of plan.checks) {
+      if (limit.budget_cents != null && bucket.spendMicros >= limit.budget_cents * 1_000_000) {
+        return { ok: false, error: irError("insufficient_quota", `Group ${owner} has used its ${limit.window} budget of ${limit.budget_cents} cents${poolNote(limit)}.`, { code: "insufficient_quota" }) };
+      }
+    }
+    for (const { group: owner, limit, bucket } of plan.checks) {
+      const retryAfterSecs = secondsUntilEnd(limit.window, now);
+      if (limit.requests != null && bucket.requests >= limit.requests) {
+        return { ok: false, error: irError("rate_limit", `Group ${owner} allows ${limit.requests} requests per ${limit.window}${poolNote(limit)}; retry after ${retryAfterSecs} s.`, { retryAfterSecs }) };
+      }
+      if (limit.tokens != null && bucket.tokens >= limit.tokens) {
+        return { ok: false, error: irError("rate_limit", `Group ${owner} allows ${limit.tokens} tokens per ${limit.window}${poolNote(limit)}; retry after ${retryAfterSecs} s.`, { retryAfterSecs }) };
+      }
+    }
+    for (const { group: owner, cap, counter } of plan.caps) {
+      if (counter.inflight >= cap) {
+        return { ok: false, error: irError("rate_limit", `Group ${owner} allows ${cap} requests in flight at once.`, { retryAfterSecs: 1 }) };
+      }
+    }
+    const fee = Math.round((pricing.per_request_fee ?? 0) * 1_000_000);
+    for (const bucket of plan.buckets) {
+      bucket.requests += 1;
+      bucket.spendMicros += fee;
+    }
+    for (const cap of plan.caps) cap.counter.inflight += 1;
+    return { ok: true, admission: new Admission(plan, now) };
+  }
+
+  /**
+   * The fraction left of the tightest requests or tokens cap up the chain (KeyMeteringView.rate_headroom),
+   * over every pool's caps; null when the chain has none.
+   */
+  rateHeadroom(group: string): number | null {
+    const now = this.now();
+    let least: number | null = null;
+    for (const { limit, bucket } of this.allChecks(group)) {
+      bucket.roll(now);
+      for (const [cap, used] of [
+        [limit.requests, bucket.requests],
+        [limit.tokens, bucket.tokens],
+      ] as const) {
+        if (cap == null) continue;
+        const left = cap === 0 ? 0 : Math.min(1, Math.max(0, (cap - used) / cap));
+        least = least === null ? left : Math.min(least, left);
+      }
+    }
+    return least;
+  }
+
+  /** The least budget left up the chain in micro-units (floored at 0); null when no budget caps it. */
+  budgetRemainingMicros(group: string): number | null {
+    const now = this.now();
+    let least: number | null = null;
+    for (const { limit, bucket } of this.allChecks(group)) {
+      if (limit.budget_cents == null) continue;
+      bucket.roll(now);
+      const left = Math.max(0, limit.budget_cents * 1_000_000 - bucket.spendMicros);
+      least = least === null ? left : Math.min(least, left);
+    }
+    return least;
+  }
+
+  /** Sets a bucket's counts for the current window (boot: restored from the ledger). */
+  restore(group: string, window: LimitWindow, pool: string | null, counts: { requests: number; tokens: number; spendMicros: number }): void {
+    const bucket = this.bucket(group, window, pool ?? null);
+    bucket.roll(this.now());
+    bucket.requests = counts.requests;
+    bucket.tokens = counts.tokens;
+    bucket.spendMicros = counts.spendMicros;
+  }
+
+  /** Requests of `group` (its own caps, any pool) in flight now. */
+  inflight(group: string, pool: string | null): number {
+    return this.#counters.get(counterKey(group, pool))?.inflight ?? 0;
+  }
+
+  private plan(group: string, pool: string): Plan {
+    this.current();
+    let byPool = this.#plans.get(group);
+    if (!byPool) this.#plans.set(group, (byPool = new Map()));
+    let plan = byPool.get(pool);
+    if (!plan) byPool.set(pool, (plan = this.buildPlan(group, pool)));
+    return plan;
+  }
+
+  private buildPlan(group: string, pool: string): Plan {
+    const chain = this.chain(group);
+    if (chain.length === 0) return { ...UNLIMITED, refusal: irError("permission", `The key's group ${group} does not exist.`) };
+    const frozen = chain.find((node) => !node.enabled);
+    if (frozen) return { ...UNLIMITED, refusal: irError("permission", `Group ${frozen.name} is frozen (enabled: false); requests through it are refused.`) };
+    const checks: WindowCheck[] = [];
+    const caps: ConcurrencyCheck[] = [];
+    for (const node of chain) {
+      for (const limit of node.limits) {
+        if (limit.pool != null && limit.pool !== pool) continue;
+        if (isWindowLimit(limit)) checks.push({ group: node.name, limit, bucket: this.bucket(node.name, limit.window, limit.pool ?? null) });
+        else caps.push({ group: node.name, cap: limit.concurrent, counter: this.counter(node.name, limit.pool ?? null) });
+      }
+    }
+    if (checks.length === 0 && caps.length === 0) return UNLIMITED;
+    return { refusal: undefined, checks, buckets: [...new Set(checks.map((c) => c.bucket))], caps };
+  }
+
+  /** Every windowed cap up the chain whatever its pool (views, not admission). */
+  private allChecks(group: string): WindowCheck[] {
+    return this.chain(group).flatMap((node) =>
+      node.limits.filter(isWindowLimit).map((limit) => ({ group: node.name, limit, bucket: this.bucket(node.name, limit.window, limit.pool ?? null) })),
+    );
+  }
+
+  /** The group and its ancestors, nearest first; a parent cycle (config checks refuse one) stops the walk. */
+  chain(group: string): GroupNode[] {
+    const tree = this.current();
+    const chain: GroupNode[] = [];
+    const seen = new Set<string>();
+    for (let node = tree.get(group); node && !seen.has(node.name); node = node.parent === null ? undefined : tree.get(node.parent)) {
+      seen.add(node.name);
+      chain.push(node);
+    }
+    return chain;
+  }
+
+  private bucket(group: string, window: LimitWindow, pool: string | null): Bucket {
+    const key = `${group}\u0000${window}\u0000${pool ?? ""}`;
+    let bucket = this.#buckets.get(key);
+    if (!bucket) this.#buckets.set(key, (bucket = new Bucket(window)));
+    return bucket;
+  }
+
+  private counter(group: string, pool: string | null): ConcurrencyCounter {
+    const key = counterKey(group, pool);
+    let counter = this.#counters.get(key);
+    if (!counter) this.#counters.set(key, (counter = new ConcurrencyCounter()));
+    return counter;
+  }
+}
+
+const counterKey = (group: string, pool: string | null) => `${group}\u0000${pool ?? ""}`;
+const poolNote = (limit: { pool?: string | null }) => (limit.pool != null ? ` in pool ${limit.pool}` : "");

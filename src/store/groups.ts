@@ -1,0 +1,63 @@
+// Where API-created groups are kept (config-file groups live in the config). The interface is what
+// governance sees; sqlite is the embedded implementation.
+import type { Database } from "bun:sqlite";
+import type { Limit } from "../governance/limits.ts";
+
+export interface GroupRecord {
+  readonly name: string;
+  readonly parent: string | null;
+  readonly enabled: boolean;
+  readonly limits: readonly Limit[];
+  readonly child_default: readonly Limit[] | null;
+  /** Unix seconds. */
+  readonly createdAt: number;
+}
+
+export interface GroupStore {
+  all(): Promise<GroupRecord[]>;
+  insert(group: GroupRecord): Promise<void>;
+  /** Replaces enabled, limits and child_default (name, parent and creation stay). */
+  update(group: GroupRecord): Promise<void>;
+  delete(name: string): Promise<void>;
+}
+
+interface GroupRow {
+  name: string;
+  parent: string | null;
+  enabled: number;
+  limits: string;
+  child_default: string | null;
+  created_at: number;
+}
+
+export class SqliteGroupStore implements GroupStore {
+  constructor(private readonly db: Database) {}
+
+  async all(): Promise<GroupRecord[]> {
+    const rows = this.db.query("SELECT name, parent, enabled, limits, child_default, created_at FROM groups ORDER BY created_at, name").all() as GroupRow[];
+    return rows.map((row) => ({
+      name: row.name,
+      parent: row.parent,
+      enabled: row.enabled === 1,
+      limits: JSON.parse(row.limits) as Limit[],
+      child_default: row.child_default === null ? null : (JSON.parse(row.child_default) as Limit[]),
+      createdAt: row.created_at,
+    }));
+  }
+
+  async insert(group: GroupRecord): Promise<void> {
+    this.db
+      .query("INSERT INTO groups (name, parent, enabled, limits, child_default, created_at) VALUES (?, ?, ?, ?, ?, ?)")
+      .run(group.name, group.parent, group.enabled ? 1 : 0, JSON.stringify(group.limits), group.child_default === null ? null : JSON.stringify(group.child_default), group.createdAt);
+  }
+
+  async update(group: GroupRecord): Promise<void> {
+    this.db
+      .query("UPDATE groups SET enabled = ?, limits = ?, child_default = ? WHERE name = ?")
+      .run(group.enabled ? 1 : 0, JSON.stringify(group.limits), group.child_default === null ? null : JSON.stringify(group.child_default), group.name);
+  }
+
+  async delete(name: string): Promise<void> {
+    this.db.query("DELETE FROM groups WHERE name = ?").run(name);
+  }
+}

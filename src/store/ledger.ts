@@ -1,0 +1,68 @@
+// The metering ledger: what each key's admitted requests used, by group, pool and model. Written in
+// batches off the request path; read by the usage views, which price it with the current rate card.
+import type { Database } from "bun:sqlite";
+import type { TokenTiers } from "../governance/rate-card.ts";
+
+export interface LedgerRow extends TokenTiers {
+  /** Epoch milliseconds. */
+  readonly ts: number;
+  readonly key_id: string;
+  readonly group_name: string | null;
+  readonly pool: string;
+  readonly model: string;
+  /** 1 for the admission row of a request, 0 for a usage row. */
+  readonly requests: number;
+}
+
+/** Sums of matching rows per (key, model): the model prices the tokens, the key groups the rows. */
+export interface LedgerSum extends TokenTiers {
+  readonly key_id: string;
+  readonly model: string;
+  readonly requests: number;
+}
+
+export interface LedgerQuery {
+  /** Epoch milliseconds, inclusive. */
+  readonly from?: number;
+  /** Epoch milliseconds, exclusive. */
+  readonly to?: number;
+  readonly key?: string;
+  /** Rows of any of these groups. */
+  readonly groups?: readonly string[];
+  readonly pool?: string;
+}
+
+export interface LedgerStore {
+  append(rows: readonly LedgerRow[]): Promise<void>;
+  sums(query: LedgerQuery): Promise<LedgerSum[]>;
+}
+
+export class SqliteLedgerStore implements LedgerStore {
+  constructor(private readonly db: Database) {}
+
+  async append(rows: readonly LedgerRow[]): Promise<void> {
+    const insert = this.db.prepare(
+      "INSERT INTO ledger (ts, key_id, group_name, pool, model, requests, input, output, cache_read, cache_creation) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    );
+    this.db.transaction(() => {
+      for (const r of rows) insert.run(r.ts, r.key_id, r.group_name, r.pool, r.model, r.requests, r.input, r.output, r.cache_read, r.cache_creation);
+    })();
+  }
+
+  async sums(query: LedgerQuery): Promise<LedgerSum[]> {
+    const where: string[] = [];
+    const args: (string | number)[] = [];
+    if (query.from !== undefined) where.push("ts >= ?"), args.push(query.from);
+    if (query.to !== undefined) where.push("ts < ?"), args.push(query.to);
+    if (query.key !== undefined) where.push("key_id = ?"), args.push(query.key);
+    if (query.pool !== undefined) where.push("pool = ?"), args.push(query.pool);
+    if (query.groups !== undefined) {
+      if (query.groups.length === 0) return [];
+      where.push(`group_name IN (${query.groups.map(() => "?").join(", ")})`);
+      args.push(...query.groups);
+    }
+    const sql = `SELECT key_id, model, SUM(requests) AS requests, SUM(input) AS input, SUM(output) AS output, SUM(cache_read) AS cache_read, SUM(cache_creation) AS cache_creation
+FROM ledger ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""} GROUP BY key_id, model`;
+    return this.db.query(sql).all(...args) as LedgerSum[];
+  }
+}
