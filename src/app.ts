@@ -10,18 +10,47 @@ import { laneStates } from "./routing/views.ts";
 import { dataPlaneMetrics } from "./telemetry/metrics.ts";
 import { buildGovernance } from "./governance/index.ts";
 import type { SqliteStore } from "./store/sqlite.ts";
+import type { KeyRecord } from "./store/keys.ts";
+import { buildGroupGovernance, type GroupGovernance } from "./governance/group-services.ts";
+import type { KeyInfo } from "./governance/usage.ts";
 
 /** The governance services (keys, audit, auth cache) are built here from the store, not passed in. */
-export type AppDeps = Omit<AdminDeps, "keys" | "authCache" | "audit" | "store"> & { readonly store: SqliteStore };
+export type AppDeps = Omit<AdminDeps, "keys" | "authCache" | "audit" | "store" | "groups" | "usage"> & { readonly store: SqliteStore };
 
 export async function buildApps(deps: AppDeps, random: () => number = Math.random) {
-  const governance = buildGovernance({ database: deps.store.database, holder: deps.holder, now: deps.now });
+  let grouped: GroupGovernance | undefined;
+  const governance = buildGovernance({
+    database: deps.store.database,
+    holder: deps.holder,
+    now: deps.now,
+    // Called while governance is built; the registry callbacks run later, once it exists.
+    groups: (audit) =>
+      (grouped = buildGroupGovernance({
+        database: deps.store.database,
+        holder: deps.holder,
+        logger: deps.logger,
+        now: deps.now,
+        audit,
+        hasBoundKeys: (group) => governance.registry.boundTo(group),
+        keyLookup: (id) => keyInfo(governance.registry.get(id)),
+      })).groups,
+  });
   await governance.load();
-  const adminDeps: AdminDeps = { ...deps, keys: governance.keys, authCache: governance.cache, audit: governance.audit };
+  const groups = grouped!;
+  await groups.load();
+  const adminDeps: AdminDeps = { ...deps, keys: governance.keys, authCache: governance.cache, audit: governance.audit, groups: groups.groups, usage: groups.usage };
   const routing = new RoutingState({ now: deps.now, random });
   const metrics = dataPlaneMetrics();
   metrics.registry.gauge("gateway_lane_state", "Breaker state per (pool, lane): 0 Closed, 1 HalfOpen, 2 Open.", ["pool", "lane"], () => laneStates(deps.holder.current, routing));
+  groups.usage.registerMetrics(metrics.registry);
   // Started by the boot (main.ts), so apps built in tests run no timers.
   const health = new HealthProber(() => deps.holder.current, routing, laneProbe(deps.holder), deps.logger);
-  return { data: dataHandlers({ ...deps, metrics, routing, auth: governance.ingressAuth }), admin: { fetch: adminFetch(adminDeps), routes: {}, tooLarge: defaultTooLarge }, routing, health };
+  const data = dataHandlers({ ...deps, metrics, routing, auth: governance.ingressAuth, metering: groups.metering });
+  return { data, admin: { fetch: adminFetch(adminDeps), routes: {}, tooLarge: defaultTooLarge }, routing, health, metering: groups.metering };
+}
+
+/** What the usage views need of a key: a deleted (tombstoned) one keeps its rows but loses its name. */
+function keyInfo(record: KeyRecord | undefined): KeyInfo | undefined {
+  if (!record) return undefined;
+  return { name: record.deletedAt === null ? record.name : null, group: record.group, labels: record.labels };
 }

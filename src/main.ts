@@ -77,6 +77,8 @@ async function run(snapshot: Snapshot, source: string, logger: Logger): Promise<
   const servers: Server<undefined>[] = [];
   // Handlers go in before any listener exists, so a signal at any moment after this drains cleanly.
   const shutdown = shutdownOnSignals(servers, logger, async () => {
+    // The ledger's last batch (at most a second of rows) goes in before the store closes.
+    await apps.metering.flush();
     await store.close();
   }, () => (holder.current.config.limits?.shutdown_drain_secs ?? 30) * 1000);
 

@@ -55,4 +55,10 @@ export class KeyRegistry {
   get size(): number {
     return this.#byId.size;
   }
+
+  /** Whether a key not yet deleted (tombstoned) is bound to `group`: DELETE /groups/{name} waits for none. */
+  boundTo(group: string): boolean {
+    for (const { record } of this.#byId.values()) if (record.group === group && record.deletedAt === null) return true;
+    return false;
+  }
 }

@@ -1,0 +1,52 @@
+// Groups, limits, metering and usage over one database: built once per process by app.ts. The keys'
+// side (audit log, key registry) comes in as callbacks, so neither half builds the other.
+import type { Database } from "bun:sqlite";
+import type { ConfigHolder } from "../config/snapshot.ts";
+import { SqliteGroupStore } from "../store/groups.ts";
+import { SqliteLedgerStore } from "../store/ledger.ts";
+import type { Logger } from "../telemetry/logger.ts";
+import { GroupService } from "./groups.ts";
+import { LimitEngine } from "./limits.ts";
+import { Metering } from "./metering.ts";
+import type { AuditSink } from "./types.ts";
+import { UsageService, type KeyLookup } from "./usage.ts";
+
+export interface GroupGovernanceDeps {
+  readonly database: Database;
+  readonly holder: ConfigHolder;
+  readonly logger: Logger;
+  /** Epoch milliseconds. */
+  readonly now: () => number;
+  readonly audit: AuditSink;
+  /** Whether a key that is not deleted is bound to the group (DELETE /groups/{name} refuses then). */
+  readonly hasBoundKeys: (group: string) => boolean;
+  readonly keyLookup: KeyLookup;
+}
+
+export interface GroupGovernance {
+  readonly groups: GroupService;
+  readonly limits: LimitEngine;
+  readonly metering: Metering;
+  readonly usage: UsageService;
+  /** API groups from the store, then the limit counters and key totals from the ledger. Before serving. */
+  load(): Promise<void>;
+}
+
+export function buildGroupGovernance(deps: GroupGovernanceDeps): GroupGovernance {
+  const { database, holder, logger, now } = deps;
+  const groups = new GroupService({ holder, store: new SqliteGroupStore(database), audit: deps.audit, logger, now, hasBoundKeys: deps.hasBoundKeys });
+  const limits = new LimitEngine(now, () => groups.tree());
+  const ledger = new SqliteLedgerStore(database);
+  const metering = new Metering({ holder, limits, ledger, logger, now });
+  const usage = new UsageService({ holder, groups, limits, metering, ledger, keyLookup: deps.keyLookup, now });
+  return {
+    groups,
+    limits,
+    metering,
+    usage,
+    load: async () => {
+      await groups.load();
+      await usage.restore();
+    },
+  };
+}
