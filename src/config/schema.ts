@@ -150,15 +150,16 @@ const AuthCfg = Strict({
 }, { default: {} });
 
 const WINDOWS = ["minute", "hour", "day", "month", "total"] as const;
-const NullableUint = Type.Optional(Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]));
+const NullableUint = (description: string) => Type.Optional(Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description }));
+const LimitPool = Type.Optional(Type.Union([Type.String(), Type.Null()], { description: "limit only requests routed to this pool; absent or null = every pool" }));
 const WindowLimit = Strict({
   window: Enum(WINDOWS),
-  requests: NullableUint,
-  tokens: NullableUint,
-  budget_cents: NullableUint,
-  pool: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  requests: NullableUint("requests admitted per window (failures are not refunded); over it: 429 + Retry-After"),
+  tokens: NullableUint("tokens of all tiers per window, charged when the answer's usage is known; over it: 429 + Retry-After"),
+  budget_cents: NullableUint("spend per window, in rate_card cost units (one unit = one cent); over it: insufficient_quota"),
+  pool: LimitPool,
 });
-const ConcurrentLimit = Strict({ concurrent: Type.Integer({ minimum: 1, description: "most requests in flight at once" }), pool: Type.Optional(Type.Union([Type.String(), Type.Null()])) });
+const ConcurrentLimit = Strict({ concurrent: Type.Integer({ minimum: 1, description: "most requests in flight at once (streams hold a slot until they end)" }), pool: LimitPool });
 export const LimitCfg = Type.Union([WindowLimit, ConcurrentLimit], {
   description: "a windowed limit {window, requests?, tokens?, budget_cents?, pool?} or {concurrent, pool?}",
 });
@@ -250,8 +251,8 @@ export const GatewayConfig = Strict({
   providers: Type.Optional(NameMap(ProviderCfg, "provider name -> upstream endpoint")),
   models: Type.Optional(NameMap(ModelCfg, "model alias -> lane (a provider plus the upstream's model name)")),
   pools: Type.Optional(PoolsCfg),
-  rate_card: Type.Optional(Type.Record(Type.String({ minLength: 1 }), RateCardEntry, { default: {}, description: "abstract cost units per 1M tokens, by model name" })),
-  per_request_fee: Type.Optional(Type.Number({ minimum: 0, default: 0, description: "abstract cost units per admitted request" })),
+  rate_card: Type.Optional(Type.Record(Type.String({ minLength: 1 }), RateCardEntry, { default: {}, description: "abstract cost units per 1M tokens, by model alias (the models: key that served the request); one unit counts as one cent of budget_cents" })),
+  per_request_fee: Type.Optional(Type.Number({ minimum: 0, default: 0, description: "abstract cost units per admitted request (charged at admission)" })),
   auth: Type.Optional(AuthCfg),
   groups: Type.Optional(NameMap(GroupCfg, "group name -> limits")),
   "identity-providers": Type.Optional(NameMap(IdentityProviderCfg, "instance name -> identity provider")),
