@@ -15,7 +15,7 @@
 // one-connection targets are judged there. `--startup-runs` runs bench/startup.ts, which always starts
 // dist/gateway (not --gateway). Only 127.0.0.1 is ever contacted.
 import type { Subprocess } from "bun";
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -38,6 +38,12 @@ const { values: opts } = parseArgs({
     /** `all` adds issue 4's Gemini/Bedrock and Responses/Anthropic scenarios (at 64 connections) to the default four. */
     protocols: { type: "string", default: "default" },
     conns: { type: "string" },
+    /**
+     * Adds a fourth target, `governed`: a second gateway with `auth.chain: [keys]` and a three-level group
+     * chain with limits (none of which binds), called with a virtual key minted through the admin API.
+     * Judged: its CPU per request within 10% of the open-door gateway's (issue 6).
+     */
+    governance: { type: "boolean", default: false },
   },
 });
 const DURATION = Number(opts.duration);
@@ -246,7 +252,7 @@ class RawClient {
 }
 
 // --- what is measured ------------------------------------------------------------------------------------
-type TargetName = "direct" | "floor" | "gateway";
+type TargetName = "direct" | "floor" | "gateway" | "governed";
 type Protocol = "openai" | "anthropic" | "responses" | "gemini" | "bedrock";
 type ScenarioId = string;
 interface Scenario {
@@ -316,7 +322,25 @@ const CELLS = ([
  * figures are then shown as information).
  */
 const runsIn = (s: Scenario, cell: { conns: number }) => !s.extended || cell.conns === CONNS_HIGH || opts.conns !== undefined;
-const TARGETS: TargetName[] = ["direct", "floor", "gateway"];
+const TARGETS: TargetName[] = opts.governance ? ["direct", "floor", "gateway", "governed"] : ["direct", "floor", "gateway"];
+/** The governed gateway's admin token and signing key (throwaway values for a loopback benchmark). */
+const GOVERNANCE_ENV = { BENCH_ADMIN_TOKEN: "bench-admin-token-0123456789", BENCH_SIGNING_KEY: "bench-signing-key-0123456789abcdef0123456789abcdef" };
+/** Three levels, every limit kind, none reached in a run: what is measured is the checking and charging. */
+const GOVERNANCE_CONFIG = `auth:
+  chain: [keys]
+  signing_key: {env: BENCH_SIGNING_KEY}
+  admin_auth: [admin-tokens]
+  admin_tokens: [{token: {env: BENCH_ADMIN_TOKEN}, scope: full}]
+rate_card:
+  gpt-4o-mini: {input: 0.15, output: 0.6}
+  claude-haiku-4-5: {input: 1, output: 5}
+groups:
+  bench-org: {limits: [{window: month, budget_cents: 1000000000000}, {concurrent: 100000}]}
+  bench-team: {parent: bench-org, limits: [{window: day, tokens: 1000000000000}, {window: hour, requests: 1000000000000}]}
+  bench-dev: {parent: bench-team, limits: [{window: minute, requests: 1000000000, tokens: 1000000000000}, {concurrent: 10000}]}
+`;
+/** The minted key of the governed gateway, set once it is up. */
+let governedKey = "";
 
 /** Path and how each target is reached, per protocol; the model is an alias (floor, gateway) or the upstream's (direct). */
 const UPSTREAM_MODEL: Record<Protocol, string> = {
@@ -339,6 +363,7 @@ function describe(target: TargetName, s: Scenario): string {
   const egressPath = pathOf(s.egress, UPSTREAM_MODEL[s.egress], s.stream);
   const egressBody = `${PROTOCOL_NAMES[s.egress]} body`;
   if (target === "direct") return `client -> upstream ${egressPath}, ${egressBody}${isCross(s) ? " of the same request" : ""}${s.egress === "bedrock" ? ", unsigned" : ""}`;
+  if (target === "governed") return `as **gateway**, through a second gateway with auth.chain [keys] and a three-level group chain with limits, with a minted virtual key`;
   if (target === "floor")
     return `client -> floor -> upstream ${egressPath}, ${egressBody}${isCross(s) ? " relayed untranslated (a floor cannot translate)" : ""}${s.egress === "bedrock" ? ", SigV4-signed by the floor" : ""}`;
   const ingressPath = pathOf(s.ingress, ALIAS[s.egress], s.stream);
@@ -391,10 +416,19 @@ interface RequestSpec {
   readonly answers: Protocol;
 }
 /** The gateway gets the ingress protocol (model: the alias of the egress lane); direct and floor the egress protocol. */
-function requestFor(target: TargetName, s: Scenario, addresses: Record<TargetName, string>): RequestSpec {
-  const speaks = target === "gateway" ? s.ingress : s.egress;
+function requestFor(target: TargetName, s: Scenario, addresses: Partial<Record<TargetName, string>>): RequestSpec {
+  const speaks = target === "gateway" || target === "governed" ? s.ingress : s.egress;
   const model = target === "direct" ? UPSTREAM_MODEL[s.egress] : ALIAS[s.egress];
-  return { address: addresses[target], path: pathOf(speaks, model, s.stream), body: bodyOf(speaks, model, s.stream), headers: HEADERS[speaks], answers: speaks };
+  const headers = target === "governed" ? withKey(speaks, governedKey) : HEADERS[speaks];
+  return { address: addresses[target]!, path: pathOf(speaks, model, s.stream), body: bodyOf(speaks, model, s.stream), headers, answers: speaks };
+}
+/** The protocol's own headers with the virtual key where its SDK puts a credential (Bedrock: Bearer). */
+function withKey(protocol: Protocol, key: string): Record<string, string> {
+  const headers = { ...HEADERS[protocol] };
+  if (protocol === "anthropic") headers["x-api-key"] = key;
+  else if (protocol === "gemini") headers["x-goog-api-key"] = key;
+  else headers.authorization = `Bearer ${key}`;
+  return headers;
 }
 const rawRequest = (spec: RequestSpec) =>
   `POST ${spec.path} HTTP/1.1\r\nhost: ${spec.address}\r\n${Object.entries(spec.headers)
@@ -657,8 +691,28 @@ models:
     return file;
   };
   const gateway = spawnChild("gateway", ["taskset", "-c", PROXY_CORE, gatewayBin, "--config", gatewayConfig(tmp)], GATEWAY_ENV, tmp, /^gateway started$/);
-  const addresses: Record<TargetName, string> = { direct: upstreamAddress, floor: (await floor.ready).data, gateway: (await gateway.ready).data };
-  const pids: Record<TargetName, number> = { direct: upstream.proc.pid, floor: floor.proc.pid, gateway: gateway.proc.pid };
+  const addresses: { direct: string; floor: string; gateway: string; governed?: string } = { direct: upstreamAddress, floor: (await floor.ready).data, gateway: (await gateway.ready).data };
+  const pids: { direct: number; floor: number; gateway: number; governed?: number } = { direct: upstream.proc.pid, floor: floor.proc.pid, gateway: gateway.proc.pid };
+  let governed: Child | undefined;
+  if (opts.governance) {
+    const dir = join(tmp, "governed");
+    mkdirSync(dir);
+    const file = gatewayConfig(dir);
+    writeFileSync(file, readFileSync(file, "utf8") + GOVERNANCE_CONFIG);
+    governed = spawnChild("governed", ["taskset", "-c", PROXY_CORE, gatewayBin, "--config", file], { ...GATEWAY_ENV, ...GOVERNANCE_ENV }, dir, /^gateway started$/);
+    const ready = await governed.ready;
+    const minted = await fetch(`http://${ready.admin}/api/v1/admin/keys`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-admin-token": GOVERNANCE_ENV.BENCH_ADMIN_TOKEN },
+      body: JSON.stringify({ name: "bench", group: "bench-dev" }),
+    });
+    const view = (await minted.json()) as { token?: string };
+    if (minted.status !== 200 && minted.status !== 201) throw new Error(`minting the governed gateway's key: ${minted.status} ${JSON.stringify(view)}`);
+    governedKey = view.token!;
+    addresses.governed = ready.data;
+    pids.governed = governed.proc.pid;
+    log(`governed gateway ${addresses.governed}, key minted for group bench-dev (bench-team, bench-org)`);
+  }
   log(`upstream ${addresses.direct}, floor ${addresses.floor}, gateway ${addresses.gateway}`);
 
   await Bun.sleep(1000);
@@ -770,7 +824,7 @@ models:
     return result;
   }
   /** CPU ticks of every process of ours that runs during a measured run, wrk aside. */
-  const ourTicks = () => cpuTicks(process.pid) + cpuTicks(pids.direct) + cpuTicks(pids.floor) + cpuTicks(pids.gateway);
+  const ourTicks = () => cpuTicks(process.pid) + cpuTicks(pids.direct) + cpuTicks(pids.floor) + cpuTicks(pids.gateway) + (pids.governed ? cpuTicks(pids.governed) : 0);
 
   const results: RunResult[] = [];
   let retries = 0;
@@ -820,6 +874,7 @@ models:
   const gatewayWarnings = gateway.lines.filter((l) => /"level":"(warn|error)"/.test(l)).length;
   await stopChild(floor);
   await stopChild(gateway);
+  if (governed) await stopChild(governed);
 
   // Cold start, spawn to the first proxied chat request answered (proxy on its core, the upstream warm).
   const coldRuns = 5;
@@ -973,6 +1028,32 @@ function report(data: {
       });
     });
   }
+  // Governance (issue 6): the same scenarios through a gateway that verifies a key and charges a
+  // three-level group chain, against the open door, at 64 connections.
+  if (opts.governance)
+    for (const scenario of SCENARIOS.filter((s) => !s.extended)) {
+      const open = same(scenario.id, "gateway", 64);
+      const governed = same(scenario.id, "governed", 64);
+      const pick = (r: RunResult | undefined, f: (r: RunResult) => number | null | undefined) => (r && cleanly(r) ? (f(r) ?? null) : null);
+      for (const [what, f, limit, atLeast] of [
+        ["CPU per request (µs)", (r: RunResult) => r.proxy_cpu_us_per_req, 1.1, false],
+        ["throughput (req/s)", (r: RunResult) => r.rps, 0.9, true],
+      ] as const) {
+        const g = pick(governed, f);
+        const o = pick(open, f);
+        const ratio = g != null && o != null && o > 0 ? round(g / o, 2) : null;
+        targets.push({
+          name: `governed (key + 3-level group chain) vs open door, ${scenario.label}, 64 conns: ${what} ("floor" column = open door)`,
+          gateway: g,
+          floor: o,
+          ratio,
+          limit: `${atLeast ? ">=" : "<="} ${limit}x open door`,
+          pass: ratio != null && (atLeast ? ratio >= limit : ratio <= limit),
+          judged: true,
+          note: governed?.skipped ?? open?.skipped,
+        });
+      }
+    }
   const startupP50 = data.startup?.cold_start_ms?.p50 ?? null;
   const absolute = (name: string, value: number | null, limit: number, unit: string, note?: string) =>
     targets.push({ name, gateway: value, floor: null, ratio: null, limit: `< ${limit} ${unit}`, pass: value != null && value < limit, judged: true, note });

@@ -154,11 +154,12 @@ export class LimitEngine {
       }
     }
     for (const { group: owner, limit, bucket } of plan.checks) {
-      const retryAfterSecs = secondsUntilEnd(limit.window, now);
       if (limit.requests != null && bucket.requests >= limit.requests) {
+        const retryAfterSecs = secondsUntilEnd(limit.window, now);
         return { ok: false, error: irError("rate_limit", `Group ${owner} allows ${limit.requests} requests per ${limit.window}${poolNote(limit)}; retry after ${retryAfterSecs} s.`, { retryAfterSecs }) };
       }
       if (limit.tokens != null && bucket.tokens >= limit.tokens) {
+        const retryAfterSecs = secondsUntilEnd(limit.window, now);
         return { ok: false, error: irError("rate_limit", `Group ${owner} allows ${limit.tokens} tokens per ${limit.window}${poolNote(limit)}; retry after ${retryAfterSecs} s.`, { retryAfterSecs }) };
       }
     }

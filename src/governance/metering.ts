@@ -80,10 +80,21 @@ class Meter implements RequestMeter {
   }
 }
 
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+function nested<K, V extends Map<unknown, unknown>>(map: Map<K, V>, key: K): V {
+  let inner = map.get(key);
+  if (inner === undefined) map.set(key, (inner = new Map() as V));
+  return inner;
+}
+
 export class Metering {
   readonly #deps: MeteringDeps;
   readonly #keys = new Map<string, KeyTotals>();
-  #pending: LedgerRow[] = [];
+  /** Second -> key -> pool -> model -> the sum row. */
+  #pending = new Map<number, Map<string, Map<string, Map<string, Mutable<LedgerRow>>>>>();
+  #rebound: LedgerRow[] = [];
+  #rows = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #writing: Promise<void> = Promise.resolve();
 
@@ -135,9 +146,29 @@ export class Metering {
     return this.#keys;
   }
 
+  /**
+   * Rows of the same second, key, pool, model and group are added into one before they are written: the
+   * ledger keeps sums, so a busy key costs the store a row a second per model, not two per request.
+   * Nested maps keyed by the row's own strings: no key string is built per request.
+   */
   queue(row: LedgerRow): void {
-    this.#pending.push(row);
-    if (this.#pending.length >= BATCH_ROWS) void this.flush();
+    const second = row.ts - (row.ts % 1000);
+    const byKey = nested(this.#pending, second);
+    const byPool = nested(byKey, row.key_id);
+    const byModel = nested(byPool, row.pool);
+    const held = byModel.get(row.model);
+    if (held && held.group_name === row.group_name) {
+      held.requests += row.requests;
+      held.input += row.input;
+      held.output += row.output;
+      held.cache_read += row.cache_read;
+      held.cache_creation += row.cache_creation;
+      return;
+    }
+    // A key re-bound to another group within the second keeps its rows apart.
+    if (held) this.#rebound.push({ ...row, ts: second });
+    else byModel.set(row.model, { ...row, ts: second });
+    if (++this.#rows >= BATCH_ROWS) void this.flush();
     else if (this.#timer === undefined) {
       this.#timer = setTimeout(() => void this.flush(), this.#deps.flushMs ?? 1000);
       // A pending batch must not keep a stopping process alive; shutdown flushes it.
@@ -149,9 +180,12 @@ export class Metering {
   flush(): Promise<void> {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
-    const rows = this.#pending;
-    this.#pending = [];
-    if (rows.length === 0) return this.#writing;
+    if (this.#rows === 0) return this.#writing;
+    const rows: LedgerRow[] = [...this.#rebound];
+    for (const byKey of this.#pending.values()) for (const byPool of byKey.values()) for (const byModel of byPool.values()) rows.push(...byModel.values());
+    this.#pending = new Map();
+    this.#rebound = [];
+    this.#rows = 0;
     this.#writing = this.#writing.then(() =>
       this.#deps.ledger.append(rows).catch((error: unknown) => {
         this.#deps.logger.error("ledger write failed; these rows are lost", { rows: rows.length, error });

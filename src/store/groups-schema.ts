@@ -18,9 +18,9 @@ export const GROUP_MIGRATIONS: readonly Migration[] = [
   {
     version: 5,
     name: "ledger",
-    // One row per admitted request (requests = 1, at admission) and one per usage report (requests = 0,
-    // the tokens by tier, the model that served): spend is derived at read time from the rate card.
-    // ts is epoch milliseconds, so minute windows can be summed back at boot.
+    // Sum rows: admitted requests and tokens by tier of one key, group, pool and model within one second
+    // (the metering queue adds them up before a batch is written); spend is derived at read time from
+    // the rate card. ts is epoch milliseconds (whole seconds), so windows can be summed back at boot.
     sql: `CREATE TABLE ledger (
   id INTEGER PRIMARY KEY,
   ts INTEGER NOT NULL,

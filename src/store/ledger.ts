@@ -10,7 +10,7 @@ export interface LedgerRow extends TokenTiers {
   readonly group_name: string | null;
   readonly pool: string;
   readonly model: string;
-  /** 1 for the admission row of a request, 0 for a usage row. */
+  /** Requests admitted (a queued admission is 1, a usage report 0; a written row holds the second's sum). */
   readonly requests: number;
 }
 

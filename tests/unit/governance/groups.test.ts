@@ -153,6 +153,24 @@ describe("ledger and usage views", () => {
     expect((await s.ledger.sums({ groups: ["g"], pool: "q" })).length).toBe(0);
   });
 
+  test("queued rows of one second, key, pool, model and group are written as one sum row; others stay apart", async () => {
+    const s = setup();
+    const row = { key_id: "k", group_name: "g", pool: "p", model: "m", requests: 1, input: 2, output: 3, cache_read: 4, cache_creation: 5 };
+    s.metering.queue({ ...row, ts: 10_100 });
+    s.metering.queue({ ...row, ts: 10_900, requests: 0 });
+    s.metering.queue({ ...row, ts: 11_000 }); // the next second
+    s.metering.queue({ ...row, ts: 10_500, model: "n" });
+    s.metering.queue({ ...row, ts: 10_500, group_name: "h" }); // re-bound within the second
+    await s.metering.flush();
+    const rows = s.store.database.query("SELECT ts, key_id, group_name, model, requests, input, output, cache_read, cache_creation FROM ledger ORDER BY ts, model, group_name").all();
+    expect(rows).toEqual([
+      { ts: 10_000, key_id: "k", group_name: "g", model: "m", requests: 1, input: 4, output: 6, cache_read: 8, cache_creation: 10 },
+      { ts: 10_000, key_id: "k", group_name: "h", model: "m", requests: 1, input: 2, output: 3, cache_read: 4, cache_creation: 5 },
+      { ts: 10_000, key_id: "k", group_name: "g", model: "n", requests: 1, input: 2, output: 3, cache_read: 4, cache_creation: 5 },
+      { ts: 11_000, key_id: "k", group_name: "g", model: "m", requests: 1, input: 2, output: 3, cache_read: 4, cache_creation: 5 },
+    ]);
+  });
+
   test("metered requests add up in every view, priced with the current rate card, and survive a restart", async () => {
     const s = setup();
     await s.groups.resolveForMint("eng-alice", "eng", "admin");
