@@ -193,6 +193,9 @@ describe("group CRUD", () => {
     expect(key.group_provisioned).toBe(true);
     const leaf = await json(await admin("/groups/cfg-team-alice"));
     expect(leaf).toMatchObject({ parent: "cfg-team", source: "api", limits: [{ window: "minute", requests: 7 }, { concurrent: 3, pool: null }] });
+    // Rule 1: an existing group binds, with its actual parent or none given; nothing is provisioned.
+    expect((await mint("cfg-team-alice", { parent: "cfg-team" })).group_provisioned).toBe(false);
+    expect((await mint("cfg-team-alice")).group_provisioned).toBe(false);
     expect((await post("/keys", { name: "x", group: "cfg-team-alice", parent: "crud-zzz" })).status).toBe(409);
     expect((await post("/keys", { name: "x", group: "never-made" })).status).toBe(400);
   });
