@@ -44,14 +44,17 @@ export const keysController = (deps: AdminDeps) =>
   jsonController("admin.keys")
     .post(
       "/keys",
-      async ({ body, request }) => {
+      async ({ body, request, set }) => {
         const keys = serviceOf(deps);
         const principal = principalOf(request);
         const checked = parseCreateKeyReq(body, Math.floor(deps.now() / 1000));
         if (!checked.ok) return keys.refuse("key.create", "key", principal, "invalid_request", checked.message);
-        return createdKeyView(await keys.create(checked.value, principal));
+        const created = createdKeyView(await keys.create(checked.value, principal));
+        // 201 like POST /groups: a new resource exists.
+        set.status = 201;
+        return created;
       },
-      { response: { 200: CreatedKeyView } },
+      { response: { 201: CreatedKeyView } },
     )
     .get(
       "/keys",

@@ -98,7 +98,7 @@ async function group(body: Record<string, unknown>): Promise<void> {
 
 async function mint(group: string | null, extra: Record<string, unknown> = {}): Promise<{ id: string; token: string; group_provisioned: boolean }> {
   const response = await post("/keys", { name: `k-${group}`, group, ...extra });
-  expect(response.status).toBe(200);
+  expect(response.status).toBe(201);
   return json(response);
 }
 

@@ -53,7 +53,7 @@ interface Minted {
 const minted: Minted[] = [];
 async function mint(body: Record<string, unknown> = {}): Promise<Minted> {
   const response = await post("/keys", { name: "e2e", ...body });
-  expect(response.status).toBe(200);
+  expect(response.status).toBe(201);
   const key = (await json(response)) as Minted;
   minted.push(key);
   return key;
@@ -126,6 +126,7 @@ describe("a minted key", () => {
   test("the mint answer: token once, expiry, state, and no AWS pair unless asked", async () => {
     const before = Math.floor(Date.now() / 1000);
     const response = await post("/keys", { name: "shape", labels: { team: "ml" }, expires_in: "2h" });
+    expect(response.status).toBe(201);
     const view = await json(response);
     minted.push(view);
     expect(Object.keys(view).sort()).toEqual(["allowed_pools", "created_at", "enabled", "expires_at", "group", "group_provisioned", "id", "labels", "name", "state", "token"]);
