@@ -3,6 +3,7 @@
 // several caps of one window (requests, tokens, budget) share one count, and a count survives edits of
 // the caps and config swaps. Requests count at admission (failures are not refunded); tokens and spend
 // when the answer's usage is known. Concurrency slots are held until the request ends.
+import type { GroupRecord } from "../store/groups.ts";
 import { irError, type IrError } from "../ir/index.ts";
 import { tokensOf, type TokenTiers } from "./rate-card.ts";
 import { secondsUntilEnd, windowEnd, windowStart, type LimitWindow } from "./windows.ts";
@@ -25,12 +26,7 @@ export type Limit = WindowLimit | ConcurrentLimit;
 export const isWindowLimit = (limit: Limit): limit is WindowLimit => "window" in limit;
 
 /** A group of the merged tree (config file and API), as enforcement sees it. */
-export interface GroupNode {
-  readonly name: string;
-  readonly parent: string | null;
-  readonly enabled: boolean;
-  readonly limits: readonly Limit[];
-  readonly child_default: readonly Limit[] | null;
+export interface GroupNode extends Omit<GroupRecord, "createdAt"> {
   /** Config-file groups are read-only through the API. */
   readonly source: "config" | "api";
 }
