@@ -1,7 +1,7 @@
 // GET /metrics: Prometheus text exposition. Open when the ingress chain is open; otherwise it needs a
 // credential the chain admits (spec: client token or virtual key), failing closed like model routes.
 import type { IngressAuth } from "../auth/ingress-chain.ts";
-import { anyClientCredential } from "../http/credentials.ts";
+import { anyClientCredential } from "../protocols/registry.ts";
 import type { ConfigHolder } from "../config/snapshot.ts";
 import { errorResponse } from "../http/errors.ts";
 import { controller } from "../http/elysia.ts";

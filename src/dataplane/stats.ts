@@ -2,7 +2,7 @@
 // routes"). Like /metrics it is open when the ingress chain is open, else it needs a credential the
 // chain admits; governance adds virtual keys to that chain.
 import type { IngressAuth } from "../auth/ingress-chain.ts";
-import { anyClientCredential } from "../http/credentials.ts";
+import { anyClientCredential } from "../protocols/registry.ts";
 import type { ConfigHolder } from "../config/snapshot.ts";
 import { errorResponse } from "../http/errors.ts";
 import { controller } from "../http/elysia.ts";

@@ -12,3 +12,12 @@ const ADAPTERS: Partial<Record<WireProtocol, ProtocolAdapter>> = { openai, anthr
 export function adapterFor(name: string): ProtocolAdapter | undefined {
   return ADAPTERS[name as WireProtocol];
 }
+
+/**
+ * A client credential in any protocol's header, for routes no protocol owns (/stats, /metrics): the
+ * adapters' own readers, so every header a model route accepts is accepted here too (Anthropic's covers
+ * `x-api-key` and Bearer, Gemini's `x-goog-api-key` and `?key=`).
+ */
+export function anyClientCredential(request: Request): string | undefined {
+  return anthropic.clientCredential(request) ?? gemini.clientCredential(request);
+}

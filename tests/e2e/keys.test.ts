@@ -284,6 +284,8 @@ describe("the tokens module, /stats and /metrics", () => {
     expect((await fetch(`${gw.data}${path}`, { headers: bearer("wrong") })).status).toBe(401);
     expect((await fetch(`${gw.data}${path}`, { headers: bearer(ENV.GW_CLIENT_TOKEN) })).status).toBe(200);
     expect((await fetch(`${gw.data}${path}`, { headers: { "x-api-key": key.token } })).status).toBe(200);
+    expect((await fetch(`${gw.data}${path}`, { headers: { "x-goog-api-key": key.token } })).status).toBe(200);
+    expect((await fetch(`${gw.data}${path}?key=${encodeURIComponent(key.token)}`)).status).toBe(200);
     await post(`/keys/${key.id}/revoke`, {});
     expect((await fetch(`${gw.data}${path}`, { headers: bearer(key.token) })).status).toBe(401);
   });
