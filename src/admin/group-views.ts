@@ -17,8 +17,8 @@ export const GroupCfgBody = Type.Object(
     name: GroupName,
     parent: Type.Optional(Nullable(GroupName)),
     enabled: Type.Optional(Type.Boolean()),
-    limits: Type.Optional(Type.Array(LimitCfg)),
-    child_default: Type.Optional(Nullable(Type.Array(LimitCfg))),
+    limits: Type.Optional(Type.Array(LimitCfg, { maxItems: 64 })),
+    child_default: Type.Optional(Nullable(Type.Array(LimitCfg, { maxItems: 64 }))),
   },
   { additionalProperties: false },
 );
@@ -28,8 +28,8 @@ export type GroupCfgBody = Static<typeof GroupCfgBody>;
 export const GroupPatchBody = Type.Object(
   {
     enabled: Type.Optional(Nullable(Type.Boolean())),
-    limits: Type.Optional(Nullable(Type.Array(LimitCfg))),
-    child_default: Type.Optional(Nullable(Type.Array(LimitCfg))),
+    limits: Type.Optional(Nullable(Type.Array(LimitCfg, { maxItems: 64 }))),
+    child_default: Type.Optional(Nullable(Type.Array(LimitCfg, { maxItems: 64 }))),
   },
   { additionalProperties: false },
 );

@@ -5,13 +5,15 @@ import { Type, type Static } from "@sinclair/typebox";
 
 const Uint = Type.Integer({ minimum: 0 });
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
-const PoolList = Type.Array(Type.String({ minLength: 1 }), { description: "pool names; [] = none" });
-const Labels = Type.Record(Type.String({ minLength: 1 }), Type.String(), { description: "echoed onto the key's metric series" });
-const GroupName = Type.String({ minLength: 1 });
+// Bounds keep one request from storing megabytes per key (every key is held in memory and echoed on metrics).
+const PoolList = Type.Array(Type.String({ minLength: 1, maxLength: 128 }), { maxItems: 256, description: "pool names; [] = none" });
+const Labels = Type.Record(Type.String({ minLength: 1, maxLength: 64 }), Type.String({ maxLength: 256 }), { maxProperties: 32, description: "echoed onto the key's metric series" });
+const GroupName = Type.String({ minLength: 1, maxLength: 128 });
+const KeyName = Type.String({ minLength: 1, maxLength: 200 });
 
 export const CreateKeyReq = Type.Object(
   {
-    name: Type.String({ minLength: 1 }),
+    name: KeyName,
     allowed_pools: Type.Optional(Nullable(PoolList)),
     expires_at: Type.Optional(Nullable(Type.Integer({ minimum: 0, description: "Unix seconds" }))),
     expires_in: Type.Optional(Nullable(Type.String({ pattern: "^[0-9]+[dhms]$", "x-expected": "a duration such as 30d, 12h, 30m, 45s" }))),
@@ -27,7 +29,7 @@ export type CreateKeyReq = Static<typeof CreateKeyReq>;
 /** PATCH /keys/{id}: absent = unchanged, null = clear, value = set (name and enabled cannot be cleared). */
 export const UpdateKeyReq = Type.Object(
   {
-    name: Type.Optional(Type.String({ minLength: 1 })),
+    name: Type.Optional(KeyName),
     enabled: Type.Optional(Type.Boolean()),
     allowed_pools: Type.Optional(Nullable(PoolList)),
     labels: Type.Optional(Nullable(Labels)),

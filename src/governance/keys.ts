@@ -115,7 +115,7 @@ export class KeyService {
   }
 
   async update(id: string, changes: KeyChanges, principal: string): Promise<KeyRecord> {
-    const current = await this.existing("key.update", id, principal);
+    const current = await this.existing("key.update", id, principal, true);
     const state = keyState(current);
     if (state === "revoked" || state === "tombstoned") return this.refuse("key.update", id, principal, "conflict", `key ${id} is ${state} and cannot be changed`);
     if (changes.group !== undefined && changes.group !== null && !this.deps.groups?.exists(changes.group)) {

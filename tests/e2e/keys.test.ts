@@ -202,7 +202,7 @@ describe("state changes hold at the very next request", () => {
     expect((await call()).status).toBe(401);
     expect((await admin(`/keys/${key.id}`)).status).toBe(404);
     expect((await admin(`/keys/${key.id}`, { method: "DELETE" })).status).toBe(404);
-    expect((await patch(`/keys/${key.id}`, { name: "x" })).status).toBe(404);
+    expect((await patch(`/keys/${key.id}`, { name: "x" })).status).toBe(409);
   });
 
   test("a deleted key leaves GET /keys unless include=tombstoned", async () => {
