@@ -117,8 +117,8 @@ describe("admin plane: bad input answers the admin envelope, never a 500", () =>
     const listed = (await json(await raw("GET", "/keys"))) as { items: { name: string }[] };
     expect(listed.items.map((k) => k.name)).toEqual(["kept"]);
     expect(kept.labels).toEqual({});
-    const groups = (await json(await raw("GET", "/groups"))) as { name: string }[];
-    expect(groups.map((g) => g.name).sort()).toEqual(["org", "team"]);
+    const groups = (await json(await raw("GET", "/groups"))) as { items: { name: string }[] };
+    expect(groups.items.map((g) => g.name).sort()).toEqual(["org", "team"]);
     const team = await json(await raw("GET", "/groups/team"));
     expect(team).toMatchObject({ name: "team", parent: "org" });
   });
