@@ -5,7 +5,9 @@ import type { Server } from "bun";
 import { buildApps } from "./app.ts";
 import { CliError, HELP, parseCli, type CliOptions } from "./cli.ts";
 import { embeddedDefaultText } from "./config/default.ts";
-import { loadConfigText, locateConfig, type LoadResult } from "./config/load.ts";
+import { ConfigLifecycle, loadBoot, type ConfigTree } from "./config/lifecycle.ts";
+import { locateConfig, type ConfigSource, type LoadResult } from "./config/load.ts";
+import { overlaySettings, readOverlay, writeOverlay, type OverlaySettings } from "./config/overlay.ts";
 import { ConfigHolder, type Snapshot } from "./config/snapshot.ts";
 import { listenerAddress, startListener } from "./http/serve.ts";
 import { SqliteStore, StoreOpenError } from "./store/sqlite.ts";
@@ -35,7 +37,8 @@ async function main(argv: readonly string[]): Promise<number> {
 
   const located = locateConfig(cli.config, env);
   const source = "error" in located ? cli.config! : located.source;
-  const result: LoadResult = "error" in located ? { ok: false, errors: [located.error] } : loadConfigText(located.text, source, { env });
+  const boot = "error" in located ? { result: { ok: false, errors: [located.error] } as LoadResult, base: {}, overlay: {}, settings: undefined } : bootConfig(located);
+  const result = boot.result;
   if (cli.check) return check(result, source);
 
   const logger = createLogger({ level: cli.logLevel });
@@ -44,7 +47,43 @@ async function main(argv: readonly string[]): Promise<number> {
     logger.error("config invalid; not starting", { source, errors: result.errors.length });
     return 1;
   }
-  return run(result.snapshot, source, logger);
+  return run(result.snapshot, source, logger, new BootConfig(located as ConfigSource, boot.base, boot.overlay, boot.settings!));
+}
+
+/** The file, the overlay over it (gateway.overlay.yaml, from PUT /config/settings), and the first snapshot. */
+function bootConfig(located: ConfigSource) {
+  const settings = overlaySettings(located.text, located.source, env);
+  const overlay = readOverlay(settings);
+  if (!overlay.ok) return { result: { ok: false, errors: [overlay.error] } as LoadResult, base: {}, overlay: {}, settings };
+  const { result, base } = loadBoot(located.text, located.source, overlay.overlay, env);
+  return { result, base, overlay: overlay.overlay, settings };
+}
+
+class BootConfig {
+  constructor(
+    readonly located: ConfigSource,
+    readonly base: ConfigTree,
+    readonly overlay: ConfigTree,
+    readonly settings: OverlaySettings,
+  ) {}
+
+  lifecycle(holder: ConfigHolder): ConfigLifecycle {
+    const file = this.located.source === "embedded default" ? undefined : this.located.source;
+    return new ConfigLifecycle({
+      holder,
+      env,
+      now: Date.now,
+      bootBase: this.base,
+      bootOverlay: this.overlay,
+      readFile: file === undefined ? undefined : () => readConfigFile(file),
+      persistOverlay: (overlay) => writeOverlay(this.settings.path, overlay),
+    });
+  }
+}
+
+function readConfigFile(path: string): { ok: true; text: string } | { ok: false; error: string } {
+  const located = locateConfig(path, env);
+  return "error" in located ? { ok: false, error: located.error } : { ok: true, text: located.text };
 }
 
 /** `--check`: plain lines for a person or a CI log, not JSON. */
@@ -59,7 +98,7 @@ function check(result: LoadResult, source: string): number {
   return 1;
 }
 
-async function run(snapshot: Snapshot, source: string, logger: Logger): Promise<number> {
+async function run(snapshot: Snapshot, source: string, logger: Logger, boot: BootConfig): Promise<number> {
   for (const warning of snapshot.warnings) logger.warn(warning, { source });
   const configuredPath = snapshot.config.store?.settings?.path ?? "./gateway.db";
   const storePath = configuredPath === ":memory:" ? configuredPath : resolvePath(configuredPath);
@@ -73,7 +112,8 @@ async function run(snapshot: Snapshot, source: string, logger: Logger): Promise<
   }
 
   const holder = new ConfigHolder(snapshot);
-  const apps = await buildApps({ holder, store, logger, now: Date.now, startedAt, env });
+  const lifecycle = boot.lifecycle(holder);
+  const apps = await buildApps({ holder, store, logger, now: Date.now, startedAt, env, lifecycle });
   const servers: Server<undefined>[] = [];
   // Handlers go in before any listener exists, so a signal at any moment after this drains cleanly.
   const shutdown = shutdownOnSignals(servers, logger, async () => {

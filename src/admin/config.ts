@@ -40,7 +40,14 @@ export function effectiveConfigView(snapshot: Snapshot): EffectiveConfigView {
       query_names: sortedKeys(p.query),
       health: { ...p.health },
     })),
-    hooks: Object.entries(config.hooks ?? {}).map(([name, h]) => ({
+    hooks: hookViews(snapshot),
+    global_hooks: [...snapshot.globalHooks],
+  };
+}
+
+/** Every hook of a snapshot as HookView (no payload: settings are shown as key names only). */
+export function hookViews(snapshot: Snapshot): EffectiveConfigView["hooks"] {
+  return Object.entries(snapshot.config.hooks ?? {}).map(([name, h]) => ({
       name,
       kind: h.kind,
       transport: { kind: h.transport?.kind ?? "none", target: h.transport?.target ?? null },
@@ -52,9 +59,7 @@ export function effectiveConfigView(snapshot: Snapshot): EffectiveConfigView {
       timeout_ms: h.timeout_ms ?? 200,
       settings_keys: sortedKeys(h.settings),
       global: snapshot.globalHooks.includes(name),
-    })),
-    global_hooks: [...snapshot.globalHooks],
-  };
+    }));
 }
 
 /** Validation exactly as boot would do it (schema, references, secrets, files), applying nothing. */

@@ -1,6 +1,7 @@
 // What the admin controllers need. Plain data and functions, so tests can build an app around a
 // snapshot and a store without starting a process.
 import type { CredentialCache } from "../auth/credential-cache.ts";
+import type { ConfigLifecycle } from "../config/lifecycle.ts";
 import type { ConfigHolder } from "../config/snapshot.ts";
 import type { GroupService } from "../governance/groups.ts";
 import type { KeyService } from "../governance/keys.ts";
@@ -26,6 +27,8 @@ export interface AdminDeps {
   readonly audit?: AuditSink;
   /** Groups (GET/POST/PATCH/DELETE /groups). */
   readonly groups?: GroupService;
+  /** Config apply, reload, rollback, versions and the settings overlay; absent in apps built by tests around a bare snapshot. */
+  readonly lifecycle?: ConfigLifecycle;
   /** Metering views (GET /keys/{id}/usage, /groups/{name}/usage, /usage/keys). */
   readonly usage?: UsageService;
 }

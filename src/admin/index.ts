@@ -6,6 +6,8 @@ import { errorResponse } from "../http/errors.ts";
 import { listenerApp } from "../http/elysia.ts";
 import { authController } from "./auth.ts";
 import { configController } from "./config.ts";
+import { configChangesController } from "./config-changes.ts";
+import { settingsController } from "./settings.ts";
 import type { AdminDeps } from "./deps.ts";
 import { infoController } from "./info.ts";
 import { groupsController } from "./groups.ts";
@@ -23,6 +25,8 @@ export function buildAdminApp(deps: AdminDeps) {
   return listenerApp("admin", deps.logger, { prefix: ADMIN_PREFIX })
     .use(infoController(deps))
     .use(configController(deps))
+    .use(configChangesController(deps))
+    .use(settingsController(deps))
     .use(authController(deps))
     .use(keysController(deps))
     .use(groupsController(deps))

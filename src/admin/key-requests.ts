@@ -1,13 +1,12 @@
 // POST /keys and PATCH /keys/{id} bodies, and the key list's page query, checked into what the key
 // service takes. Each refusal is a message naming the member, for a 400 invalid_request.
-import { Value } from "@sinclair/typebox/value";
-import type { TSchema } from "@sinclair/typebox";
-import { schemaErrors } from "../config/schema-errors.ts";
 import type { KeyChanges, NewKey } from "../governance/keys.ts";
 import type { KeyCursor } from "../store/keys.ts";
 import { CreateKeyReq, UpdateKeyReq } from "./key-views.ts";
+import { decodeCursor, encodeCursor, pageLimit } from "./pages.ts";
 
-export type Checked<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly message: string };
+export type { Checked } from "./pages.ts";
+import { shape, type Checked } from "./pages.ts";
 
 /** gaps.md "Keys": a key minted with no expiry lives a year. */
 export const DEFAULT_KEY_TTL_SECS = 365 * 86_400;
@@ -24,11 +23,6 @@ export function durationSecs(text: string): number | undefined {
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
-function shape<T>(schema: TSchema, body: unknown): Checked<T> {
-  if (!isObject(body)) return { ok: false, message: "request body must be a JSON object" };
-  if (Value.Check(schema, body)) return { ok: true, value: body as T };
-  return { ok: false, message: schemaErrors(schema, body, { style: "pointer" }).join("; ") };
-}
 
 export function parseCreateKeyReq(body: unknown, nowSecs: number): Checked<NewKey> {
   if (isObject(body)) {
@@ -94,31 +88,22 @@ export interface KeyListQuery {
   readonly includeTombstoned: boolean;
 }
 
-export const encodeCursor = (cursor: KeyCursor): string => Buffer.from(JSON.stringify([cursor.createdAt, cursor.id])).toString("base64url");
+export const encodeKeyCursor = (cursor: KeyCursor): string => encodeCursor([cursor.createdAt, cursor.id]);
 
-function decodeCursor(text: string): KeyCursor | undefined {
-  try {
-    const value: unknown = JSON.parse(Buffer.from(text, "base64url").toString("utf8"));
-    if (Array.isArray(value) && value.length === 2 && Number.isInteger(value[0]) && typeof value[1] === "string") return { createdAt: value[0], id: value[1] };
-  } catch {
-    // falls through to the refusal
-  }
-  return undefined;
-}
+const keyCursor = (value: unknown): KeyCursor | undefined =>
+  Array.isArray(value) && value.length === 2 && Number.isInteger(value[0]) && typeof value[1] === "string" ? { createdAt: value[0], id: value[1] } : undefined;
 
 /** gaps.md "Pagination": `limit` 1..500 (default 50), `cursor` from the previous page; plus `include=tombstoned`. */
 export function parseKeyListQuery(query: Readonly<Record<string, string | undefined>>): Checked<KeyListQuery> {
-  let limit = 50;
-  if (query.limit !== undefined) {
-    if (!/^[0-9]+$/.test(query.limit) || Number(query.limit) < 1 || Number(query.limit) > 500) return { ok: false, message: `query limit: expected an integer from 1 to 500, got ${JSON.stringify(query.limit)}` };
-    limit = Number(query.limit);
-  }
+  const limit = pageLimit(query);
+  if (!limit.ok) return limit;
   let after: KeyCursor | undefined;
-  if (query.cursor !== undefined && query.cursor !== "") {
-    after = decodeCursor(query.cursor);
-    if (!after) return { ok: false, message: "query cursor: not a cursor this endpoint issued" };
+  try {
+    after = decodeCursor(query, keyCursor);
+  } catch (error) {
+    return { ok: false, message: (error as Error).message };
   }
   const include = query.include;
   if (include !== undefined && include !== "" && include !== "tombstoned") return { ok: false, message: `query include: expected "tombstoned", got ${JSON.stringify(include)}` };
-  return { ok: true, value: { limit, after, includeTombstoned: include === "tombstoned" } };
+  return { ok: true, value: { limit: limit.limit, after, includeTombstoned: include === "tombstoned" } };
 }

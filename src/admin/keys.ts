@@ -8,7 +8,7 @@ import { keyState } from "../governance/key-registry.ts";
 import type { KeyService, MintedKey } from "../governance/keys.ts";
 import type { KeyRecord } from "../store/keys.ts";
 import type { AdminDeps } from "./deps.ts";
-import { encodeCursor, parseCreateKeyReq, parseKeyListQuery, parseUpdateKeyReq } from "./key-requests.ts";
+import { encodeKeyCursor, parseCreateKeyReq, parseKeyListQuery, parseUpdateKeyReq } from "./key-requests.ts";
 import { CacheFlushView, CreatedKeyView, KeyPageView, KeyView } from "./key-views.ts";
 import { principalOf } from "./principal.ts";
 
@@ -63,7 +63,7 @@ export const keysController = (deps: AdminDeps) =>
         if (!checked.ok) throw new GatewayError("invalid_request", checked.message);
         const { limit, after, includeTombstoned } = checked.value;
         const page = await serviceOf(deps).page(limit, after, includeTombstoned);
-        return { items: page.items.map(keyView), next_cursor: page.next && encodeCursor(page.next) };
+        return { items: page.items.map(keyView), next_cursor: page.next && encodeKeyCursor(page.next) };
       },
       { response: { 200: KeyPageView } },
     )

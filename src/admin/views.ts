@@ -119,3 +119,51 @@ export const ConfigBody = Type.Union(
   ],
   { description: 'an object {"config": <config object>} or {"yaml": "<config file text>"}, exactly one member' },
 );
+
+/** Optimistic concurrency (gaps.md): the config_version the caller last read; also `If-Match`. */
+const ExpectedVersion = Type.Optional(Type.Integer({ minimum: 0, description: "refuse with 409 version_conflict unless this is the current config_version" }));
+
+/** POST /config/apply: the ConfigBody wrapper plus `expected_version`. */
+export const ConfigApplyBody = Type.Union(
+  [
+    Type.Object({ config: Type.Record(Type.String(), Type.Unknown()), expected_version: ExpectedVersion }, { additionalProperties: false }),
+    Type.Object({ yaml: Type.String(), expected_version: ExpectedVersion }, { additionalProperties: false }),
+  ],
+  { description: 'an object {"config": <config object>} or {"yaml": "<config file text>"}, exactly one, plus an optional expected_version' },
+);
+export type ConfigApplyBody = Static<typeof ConfigApplyBody>;
+export const ConfigRollbackBody = Type.Object({ version: Uint, expected_version: ExpectedVersion }, { additionalProperties: false });
+export type ConfigRollbackBody = Static<typeof ConfigRollbackBody>;
+export const ConfigReloadBody = Type.Union([Type.Null(), Type.Object({ expected_version: ExpectedVersion }, { additionalProperties: false })]);
+
+export const ConfigApplyView = Type.Object({ applied: Type.Boolean(), config_version: Uint, note: Type.String() });
+export const ConfigReloadView = Type.Object({ reloaded: Type.Boolean(), config_version: Uint });
+export const ConfigRollbackView = Type.Object({ restored_version: Uint, config_version: Uint });
+export const ConfigVersion = Type.Object({ version: Uint, ts: Uint, principal: Type.String(), summary: Type.String() });
+export type ConfigVersion = Static<typeof ConfigVersion>;
+export const ConfigVersionPageView = Type.Object({ items: Type.Array(ConfigVersion), next_cursor: Nullable(Type.String()) });
+export const ConfigVersionDetailView = Type.Object({
+  version: Uint,
+  ts: Uint,
+  principal: Type.String(),
+  summary: Type.String(),
+  hooks: Type.Record(Type.String(), HookView),
+  global_hooks: Type.Array(Type.String()),
+});
+export const ConfigDiffView = Type.Object({
+  from: Uint,
+  to: Uint,
+  hooks: Type.Object({ added: Type.Array(Type.String()), removed: Type.Array(Type.String()), changed: Type.Array(Type.String()) }),
+  global_hooks: Type.Optional(Nullable(Type.Object({ from: Type.Array(Type.String()), to: Type.Array(Type.String()) }))),
+});
+export const ConfigVersionsQuery = Type.Object({ limit: Type.Optional(Type.String()), cursor: Type.Optional(Type.String()) });
+export const ConfigDiffQuery = Type.Object({ from: Type.Optional(Type.String()), to: Type.Optional(Type.String()) });
+
+export const ConfigSettingsView = Type.Object({
+  applied: Type.Boolean(),
+  config_version: Uint,
+  settings: Type.Record(Type.String(), Type.Unknown(), { description: "the operator-set overlay; store.settings shown as settings_keys (names only)" }),
+  note: Type.Optional(Nullable(Type.String())),
+  reload_to_apply: Type.Array(Type.String()),
+});
+export type ConfigSettingsView = Static<typeof ConfigSettingsView>;

@@ -53,8 +53,9 @@ export interface RunningGateway {
   stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<number>;
 }
 
-export async function startGateway(configYaml: string, options: { env?: Record<string, string>; scheme?: "http" | "https" } = {}): Promise<RunningGateway> {
-  const dir = tempDir();
+/** `dir` reuses a directory (a restart over the same store and overlay); else a fresh one. */
+export async function startGateway(configYaml: string, options: { env?: Record<string, string>; scheme?: "http" | "https"; dir?: string } = {}): Promise<RunningGateway> {
+  const dir = options.dir ?? tempDir();
   const configPath = join(dir, "gateway.test.yaml");
   writeFileSync(configPath, configYaml);
   const proc = Bun.spawn([ensureBinary(), "--config", configPath], { cwd: dir, env: baseEnv(options.env), stdout: "pipe", stderr: "pipe", stdin: "ignore" });

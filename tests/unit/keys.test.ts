@@ -2,7 +2,7 @@
 // /keys and PATCH bodies, the key list's pages, the mint rules through a GroupResolver, and the audit chain.
 import { describe, expect, test } from "bun:test";
 import { CredentialCache } from "../../src/auth/credential-cache.ts";
-import { DEFAULT_KEY_TTL_SECS, encodeCursor, parseCreateKeyReq, parseKeyListQuery, parseUpdateKeyReq } from "../../src/admin/key-requests.ts";
+import { DEFAULT_KEY_TTL_SECS, encodeKeyCursor, parseCreateKeyReq, parseKeyListQuery, parseUpdateKeyReq } from "../../src/admin/key-requests.ts";
 import { Secret } from "../../src/config/secret.ts";
 import { AuditLog, auditHash } from "../../src/governance/audit.ts";
 import { KeyRegistry, keyState } from "../../src/governance/key-registry.ts";
@@ -150,7 +150,7 @@ describe("pagination", () => {
     for (const limit of ["0", "501", "x", "1.5"]) expect(parseKeyListQuery({ limit }).ok).toBe(false);
     expect(parseKeyListQuery({ cursor: "garbage" }).ok).toBe(false);
     expect(parseKeyListQuery({ include: "everything" }).ok).toBe(false);
-    const cursor = encodeCursor({ createdAt: NOW, id: "key_9" });
+    const cursor = encodeKeyCursor({ createdAt: NOW, id: "key_9" });
     expect(parseKeyListQuery({ cursor, limit: "500", include: "tombstoned" })).toEqual({ ok: true, value: { limit: 500, after: { createdAt: NOW, id: "key_9" }, includeTombstoned: true } });
   });
 

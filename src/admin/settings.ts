@@ -1,0 +1,56 @@
+// GET/PUT /config/settings: the settings overlay (spec ConfigSettingsView). A PUT merges root sections
+// into the overlay, swaps the live ones in at once, stores every one durably (config.overlay), and names
+// the boot-scoped members it touched in `reload_to_apply`. Opaque `settings:` bags are shown by key name.
+import { SETTINGS_SECTIONS, type ConfigTree } from "../config/lifecycle.ts";
+import { jsonController } from "../http/elysia.ts";
+import { auditedChange, expectedVersion, refuseBody } from "./audited.ts";
+import { lifecycleOf } from "./config-changes.ts";
+import type { AdminDeps } from "./deps.ts";
+import { principalOf } from "./principal.ts";
+import { ConfigSettingsView } from "./views.ts";
+
+const SETTABLE = new Set<string>([...SETTINGS_SECTIONS, "expected_version"]);
+
+/** The overlay as shown: `store.settings` values never leave the process, only their names. */
+function settingsView(overlay: ConfigTree): ConfigTree {
+  const store = overlay.store as { settings?: Record<string, unknown> } | undefined;
+  if (!store || typeof store !== "object" || store.settings === undefined) return overlay;
+  const { settings, ...rest } = store;
+  return { ...overlay, store: { ...rest, settings_keys: Object.keys(settings ?? {}).sort() } };
+}
+
+export const settingsController = (deps: AdminDeps) =>
+  jsonController("admin.settings")
+    .get(
+      "/config/settings",
+      () => {
+        const lifecycle = lifecycleOf(deps);
+        return { applied: false, config_version: lifecycle.current.version, settings: settingsView(lifecycle.overlay), reload_to_apply: [] };
+      },
+      { response: { 200: ConfigSettingsView } },
+    )
+    .put(
+      "/config/settings",
+      async ({ body, request }) => {
+        if (typeof body !== "object" || body === null || Array.isArray(body)) return refuseBody(deps, request, "config.settings", "config:settings", "request body must be a JSON object of root sections");
+        const unknown = Object.keys(body).filter((k) => !SETTABLE.has(k));
+        if (unknown.length > 0) {
+          return refuseBody(deps, request, "config.settings", "config:settings", `${unknown.map((k) => `/${k}`).join(", ")}: not a settable section (settable: ${SETTINGS_SECTIONS.join(", ")})`);
+        }
+        const expected = expectedVersion(request, body);
+        const { expected_version: _, ...patch } = body as ConfigTree;
+        const sections = Object.keys(patch).sort().join(",");
+        const result = await auditedChange(deps, request, "config.settings", `config:settings:${sections}`, () =>
+          lifecycleOf(deps).putSettings(patch, { principal: principalOf(request), summary: `config.settings ${sections}`, expectedVersion: expected }),
+        );
+        const later = result.reloadToApply ?? [];
+        return {
+          applied: true,
+          config_version: result.snapshot.version,
+          settings: settingsView(lifecycleOf(deps).overlay),
+          note: later.length === 0 ? "stored and live now" : `stored; live now except ${later.join(", ")}, which take effect on restart (POST /restart)`,
+          reload_to_apply: later,
+        };
+      },
+      { response: { 200: ConfigSettingsView } },
+    );

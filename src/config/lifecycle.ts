@@ -1,0 +1,247 @@
+// The config's life after boot: API applies, rollbacks, reloads from disk and the settings overlay, each
+// a new snapshot swapped whole (config_version +1, process-local), with the last N versions retained for
+// history, diff and rollback. Every change is validated exactly as boot validates. A change is computed
+// and swapped synchronously, with no await between the `expected_version` check and the swap, so two
+// concurrent changes holding the same expected version can never both win.
+//
+// What is live: effective = base (file, or the last API apply/rollback) + overlay (PUT /config/settings),
+// except the boot-scoped members below, which stay as the process booted until a restart (sockets, TLS,
+// the store and the upstream connection pools are built once). The overlay file keeps them for the next
+// boot, and views name them in `reload_to_apply`.
+import { loadConfigTree, parseConfigText, type LoadContext, type LoadResult } from "./load.ts";
+import type { ConfigHolder, Snapshot } from "./snapshot.ts";
+
+export type ConfigTree = Record<string, unknown>;
+
+export interface ConfigVersionRecord {
+  readonly version: number;
+  /** Unix seconds of commit. */
+  readonly ts: number;
+  readonly principal: string;
+  readonly summary: string;
+  /** The base tree of this version (without the overlay): what a rollback restores. */
+  readonly base: ConfigTree;
+  readonly snapshot: Snapshot;
+}
+
+export interface Mutation {
+  readonly principal: string;
+  readonly summary: string;
+  readonly expectedVersion?: number;
+}
+
+export type Refused = { readonly ok: false; readonly code: "version_conflict" | "invalid_request" | "not_found"; readonly message: string; readonly errors?: readonly string[] };
+export type Applied = { readonly ok: true; readonly snapshot: Snapshot } | Refused;
+
+/** Settable root sections of PUT /config/settings (spec ConfigSettingsView). */
+export const SETTINGS_SECTIONS = ["rate_card", "per_request_fee", "security", "health", "routing", "limits", "advanced", "listen", "admin_listen", "tls", "admin_tls", "admin_require_mtls", "store"] as const;
+
+/** Members that take effect on restart only, as dotted paths (a section name covers the whole section). */
+export const BOOT_SCOPED = [
+  "listen",
+  "admin_listen",
+  "tls",
+  "admin_tls",
+  "admin_require_mtls",
+  "store",
+  "limits.upstream_request_timeout_secs",
+  "limits.pool_max_idle_per_host",
+  "limits.pool_idle_timeout_secs",
+  "limits.max_inbound_concurrent",
+  "advanced.response_headers",
+] as const;
+
+export interface LifecycleDeps {
+  readonly holder: ConfigHolder;
+  readonly env: LoadContext["env"];
+  /** Epoch milliseconds. */
+  readonly now: () => number;
+  /** The base tree the process booted from (file or embedded default), before the overlay. */
+  readonly bootBase: ConfigTree;
+  /** The overlay read at boot (already part of the boot snapshot). */
+  readonly bootOverlay: ConfigTree;
+  /** Re-reads the config file (POST /config/reload); undefined for the embedded default. */
+  readonly readFile?: () => { ok: true; text: string } | { ok: false; error: string };
+  /** Persists the overlay (PUT /config/settings); resolves once it is durable. */
+  readonly persistOverlay: (overlay: ConfigTree) => Promise<void>;
+}
+
+const clone = <T>(value: T): T => structuredClone(value);
+const isObject = (value: unknown): value is ConfigTree => typeof value === "object" && value !== null && !Array.isArray(value);
+
+/** `overlay` over `base`: objects merge member by member, anything else (lists too) replaces. */
+export function mergeTrees(base: ConfigTree, overlay: ConfigTree): ConfigTree {
+  const out: ConfigTree = clone(base);
+  for (const [key, value] of Object.entries(overlay)) {
+    out[key] = isObject(value) && isObject(out[key]) ? mergeTrees(out[key] as ConfigTree, value) : clone(value);
+  }
+  return out;
+}
+
+function getPath(tree: ConfigTree, path: string): unknown {
+  let node: unknown = tree;
+  for (const part of path.split(".")) node = isObject(node) ? node[part] : undefined;
+  return node;
+}
+
+function setPath(tree: ConfigTree, path: string, value: unknown): void {
+  const parts = path.split(".");
+  let node = tree;
+  for (const part of parts.slice(0, -1)) {
+    if (!isObject(node[part])) {
+      if (value === undefined) return;
+      node[part] = {};
+    }
+    node = node[part] as ConfigTree;
+  }
+  const last = parts[parts.length - 1]!;
+  if (value === undefined) delete node[last];
+  else node[last] = clone(value);
+}
+
+/** The boot-scoped paths an overlay sets (what a settings PUT must name in reload_to_apply). */
+export function bootScopedIn(overlay: ConfigTree): string[] {
+  return BOOT_SCOPED.filter((path) => getPath(overlay, path) !== undefined);
+}
+
+export class ConfigLifecycle {
+  readonly #deps: LifecycleDeps;
+  /** Oldest first. */
+  #versions: ConfigVersionRecord[] = [];
+  #base: ConfigTree;
+  #overlay: ConfigTree;
+  /** Boot-scoped values as booted: every later snapshot keeps them. */
+  readonly #pinned: ConfigTree;
+
+  constructor(deps: LifecycleDeps) {
+    this.#deps = deps;
+    this.#base = clone(deps.bootBase);
+    this.#overlay = clone(deps.bootOverlay);
+    const booted = mergeTrees(this.#base, this.#overlay);
+    this.#pinned = {};
+    for (const path of BOOT_SCOPED) setPath(this.#pinned, path, getPath(booted, path));
+    this.#retain(deps.holder.current, this.#base, "boot", "config.boot");
+  }
+
+  get current(): Snapshot {
+    return this.#deps.holder.current;
+  }
+
+  get overlay(): ConfigTree {
+    return clone(this.#overlay);
+  }
+
+  /** Retained versions, oldest first. */
+  versions(): readonly ConfigVersionRecord[] {
+    return this.#versions;
+  }
+
+  version(v: number): ConfigVersionRecord | undefined {
+    return this.#versions.find((r) => r.version === v);
+  }
+
+  /** POST /config/apply: a whole new base. */
+  apply(tree: unknown, m: Mutation): Applied {
+    if (!isObject(tree)) return { ok: false, code: "invalid_request", message: "config: expected a mapping of config sections" };
+    return this.#commit(tree, this.#overlay, m);
+  }
+
+  /** A change to the current base (PUT /admin-auth and other one-section edits). */
+  edit(change: (base: ConfigTree) => ConfigTree, m: Mutation): Applied {
+    return this.#commit(change(clone(this.#base)), this.#overlay, m);
+  }
+
+  /** POST /config/rollback: the retained version's base, with today's overlay, as a new version. */
+  rollback(version: number, m: Mutation): Applied {
+    const record = this.version(version);
+    if (!record) return { ok: false, code: "not_found", message: `config version ${version} is not retained (kept: ${this.#versions.map((r) => r.version).join(", ")})` };
+    return this.#commit(record.base, this.#overlay, m);
+  }
+
+  /** POST /config/reload: the file as it is now, with the overlay. */
+  reload(m: Mutation): Applied {
+    const read = this.#deps.readFile?.();
+    if (read && !read.ok) return { ok: false, code: "invalid_request", message: read.error };
+    let base = this.#deps.bootBase;
+    if (read) {
+      const parsed = parseConfigText(read.text, this.current.source, this.#deps.env);
+      if (!parsed.ok) return { ok: false, code: "invalid_request", message: `config file is invalid: ${parsed.errors.join("; ")}`, errors: parsed.errors };
+      if (!isObject(parsed.tree)) return { ok: false, code: "invalid_request", message: "config file: expected a mapping of config sections" };
+      base = parsed.tree;
+    }
+    return this.#commit(base, this.#overlay, m);
+  }
+
+  /**
+   * PUT /config/settings: `patch` merged into the overlay (`null` removes a member, so the file's value
+   * shows again), validated over the current base, swapped, then persisted. The overlay is kept in memory
+   * only once it is durable.
+   */
+  async putSettings(patch: ConfigTree, m: Mutation): Promise<Applied & { reloadToApply?: string[] }> {
+    const overlay = withoutNulls(mergeTrees(this.#overlay, patch));
+    const check = this.#check(m);
+    if (check) return check;
+    const next = this.#load(mergeTrees(this.#base, overlay));
+    if (!next.ok) return next;
+    await this.#deps.persistOverlay(overlay);
+    // The awaited write let other changes in: they are kept; only the overlay moves.
+    const recheck = this.#check({ ...m, expectedVersion: undefined });
+    if (recheck) return recheck;
+    const committed = this.#commit(this.#base, overlay, { ...m, expectedVersion: undefined });
+    return committed.ok ? { ...committed, reloadToApply: bootScopedIn(patch) } : committed;
+  }
+
+  #check(m: Mutation): Refused | undefined {
+    if (this.current.config.config?.locked) return { ok: false, code: "invalid_request", message: "config is locked (config.locked: true): admin config mutations are refused" };
+    if (m.expectedVersion !== undefined && m.expectedVersion !== this.current.version) {
+      return { ok: false, code: "version_conflict", message: `expected config_version ${m.expectedVersion}, current is ${this.current.version}` };
+    }
+    return undefined;
+  }
+
+  #load(effective: ConfigTree): { ok: true; snapshot: Snapshot } | Refused {
+    // Boot-scoped members stay as booted: the running sockets, TLS, store and pools are those.
+    const live = clone(effective);
+    for (const path of BOOT_SCOPED) setPath(live, path, getPath(this.#pinned, path));
+    const loaded = loadConfigTree(live, this.current.source, { env: this.#deps.env, version: this.current.version + 1 });
+    if (!loaded.ok) return { ok: false, code: "invalid_request", message: `config invalid: ${loaded.errors.join("; ")}`, errors: loaded.errors };
+    return loaded;
+  }
+
+  #commit(base: ConfigTree, overlay: ConfigTree, m: Mutation): Applied {
+    const refused = this.#check(m);
+    if (refused) return refused;
+    const loaded = this.#load(mergeTrees(base, overlay));
+    if (!loaded.ok) return loaded;
+    this.#deps.holder.swap(loaded.snapshot);
+    this.#base = clone(base);
+    this.#overlay = overlay;
+    this.#retain(loaded.snapshot, this.#base, m.principal, m.summary);
+    return { ok: true, snapshot: loaded.snapshot };
+  }
+
+  #retain(snapshot: Snapshot, base: ConfigTree, principal: string, summary: string): void {
+    this.#versions.push({ version: snapshot.version, ts: Math.floor(this.#deps.now() / 1000), principal, summary, base, snapshot });
+    const keep = snapshot.config.advanced?.config_versions_retained ?? 100;
+    if (this.#versions.length > keep) this.#versions = this.#versions.slice(this.#versions.length - keep);
+  }
+}
+
+function withoutNulls(tree: ConfigTree): ConfigTree {
+  const out: ConfigTree = {};
+  for (const [key, value] of Object.entries(tree)) {
+    if (value === null) continue;
+    const inner = isObject(value) ? withoutNulls(value) : value;
+    if (isObject(inner) && Object.keys(inner).length === 0) continue;
+    out[key] = inner;
+  }
+  return out;
+}
+
+/** Boot: the file's tree with the overlay over it, loaded as the first snapshot (version 0). */
+export function loadBoot(text: string, source: string, overlay: ConfigTree, env: LoadContext["env"]): { result: LoadResult; base: ConfigTree } {
+  const parsed = parseConfigText(text, source, env);
+  if (!parsed.ok) return { result: parsed, base: {} };
+  if (!isObject(parsed.tree)) return { result: loadConfigTree(parsed.tree, source, { env }), base: {} };
+  return { result: loadConfigTree(mergeTrees(parsed.tree, overlay), source, { env }), base: parsed.tree };
+}

@@ -1,0 +1,46 @@
+// The settings overlay file (`config.overlay`, default ./gateway.overlay.yaml): what PUT
+// /config/settings stored, applied over the config file at every boot. Read once at boot; written
+// whole to a temporary file and renamed over the old one, so a crash mid-write leaves either the old
+// overlay or the new one, never half of one.
+import { existsSync, readFileSync } from "node:fs";
+import { rename, writeFile } from "node:fs/promises";
+import { resolve as resolvePath } from "node:path";
+import { parseDocument, stringify } from "yaml";
+import type { ConfigTree } from "./lifecycle.ts";
+import { parseConfigText, type LoadContext } from "./load.ts";
+
+export interface OverlaySettings {
+  readonly path: string;
+  readonly locked: boolean;
+}
+
+/** Where the overlay lives and whether the config is locked, read off the file's own `config:` section. */
+export function overlaySettings(text: string, source: string, env: LoadContext["env"]): OverlaySettings {
+  const parsed = parseConfigText(text, source, env);
+  const section = parsed.ok && typeof parsed.tree === "object" && parsed.tree !== null ? (parsed.tree as { config?: { overlay?: unknown; locked?: unknown } }).config : undefined;
+  const path = typeof section?.overlay === "string" && section.overlay !== "" ? section.overlay : "./gateway.overlay.yaml";
+  return { path: resolvePath(path), locked: section?.locked === true };
+}
+
+/** The overlay at boot: empty when there is none (or the config is locked); an unreadable one stops the boot. */
+export function readOverlay(settings: OverlaySettings): { ok: true; overlay: ConfigTree } | { ok: false; error: string } {
+  if (settings.locked || !existsSync(settings.path)) return { ok: true, overlay: {} };
+  let text: string;
+  try {
+    text = readFileSync(settings.path, "utf8");
+  } catch (error) {
+    return { ok: false, error: `cannot read config overlay ${settings.path} (${(error as NodeJS.ErrnoException).code ?? "error"})` };
+  }
+  const doc = parseDocument(text, { uniqueKeys: true });
+  if (doc.errors.length > 0) return { ok: false, error: `config overlay ${settings.path} is not valid YAML: ${doc.errors[0]!.message.split("\n")[0]}` };
+  const tree = doc.toJS() ?? {};
+  if (typeof tree !== "object" || Array.isArray(tree)) return { ok: false, error: `config overlay ${settings.path}: expected a mapping of config sections` };
+  return { ok: true, overlay: tree as ConfigTree };
+}
+
+export async function writeOverlay(path: string, overlay: ConfigTree): Promise<void> {
+  const temporary = `${path}.${process.pid}.tmp`;
+  const header = "# Written by the gateway (PUT /config/settings); applied over the config file at boot.\n";
+  await writeFile(temporary, header + stringify(overlay), { mode: 0o600 });
+  await rename(temporary, path);
+}
