@@ -6,6 +6,7 @@ import { VERSION } from "./version.ts";
 export interface CliOptions {
   readonly config: string | undefined;
   readonly check: boolean;
+  readonly verifyAudit: boolean;
   readonly printDefaultConfig: boolean;
   readonly version: boolean;
   readonly help: boolean;
@@ -19,6 +20,8 @@ Usage: gateway [options]
 Options:
   --config PATH            config file (default: ./gateway.yaml if present, else the embedded default)
   --check                  validate the config and exit: 0 when valid, 1 listing every error
+  --verify-audit           check the audit log's hash chain in the config's store and exit:
+                           0 when intact, 1 naming the first broken entry
   --print-default-config   print the embedded default config and exit
   --log-level LEVEL        debug | info | warn | error (default: info, or $GATEWAY_LOG_LEVEL)
   --version                print the version and exit
@@ -40,6 +43,7 @@ export function parseCli(argv: readonly string[], env: Readonly<Record<string, s
       options: {
         config: { type: "string" },
         check: { type: "boolean" },
+        "verify-audit": { type: "boolean" },
         "print-default-config": { type: "boolean" },
         "log-level": { type: "string" },
         version: { type: "boolean" },
@@ -55,6 +59,7 @@ export function parseCli(argv: readonly string[], env: Readonly<Record<string, s
   return {
     config: values.config,
     check: values.check ?? false,
+    verifyAudit: values["verify-audit"] ?? false,
     printDefaultConfig: values["print-default-config"] ?? false,
     version: values.version ?? false,
     help: values.help ?? false,

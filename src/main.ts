@@ -1,5 +1,6 @@
 // Boot: parse the command line, load the config, open the store, start both listeners, and drain on
 // SIGTERM/SIGINT. Every failure before the listeners are up stops the process with a named cause.
+import { spawn } from "node:child_process";
 import { resolve as resolvePath } from "node:path";
 import type { Server } from "bun";
 import { buildApps } from "./app.ts";
@@ -11,6 +12,8 @@ import { overlaySettings, readOverlay, writeOverlay, type OverlaySettings } from
 import { ConfigHolder, type Snapshot } from "./config/snapshot.ts";
 import { listenerAddress, startListener } from "./http/serve.ts";
 import { SqliteStore, StoreOpenError } from "./store/sqlite.ts";
+import { SqliteAuditStore } from "./store/audit.ts";
+import { verifyAudit } from "./governance/audit.ts";
 import { createLogger, type Logger } from "./telemetry/logger.ts";
 import { VERSION } from "./version.ts";
 
@@ -40,6 +43,7 @@ async function main(argv: readonly string[]): Promise<number> {
   const boot = "error" in located ? { result: { ok: false, errors: [located.error] } as LoadResult, base: {}, overlay: {}, settings: undefined } : bootConfig(located);
   const result = boot.result;
   if (cli.check) return check(result, source);
+  if (cli.verifyAudit) return verifyAuditCommand(result, source);
 
   const logger = createLogger({ level: cli.logLevel });
   if (!result.ok) {
@@ -98,10 +102,35 @@ function check(result: LoadResult, source: string): number {
   return 1;
 }
 
+/** `--verify-audit`: the store's audit chain, checked end to end, as plain lines. */
+async function verifyAuditCommand(result: LoadResult, source: string): Promise<number> {
+  if (!result.ok) return check(result, source);
+  let store: SqliteStore;
+  try {
+    store = SqliteStore.open(storePathOf(result.snapshot));
+  } catch (error) {
+    if (!(error instanceof StoreOpenError)) throw error;
+    process.stderr.write(`store unavailable: ${error.message}\n`);
+    return 1;
+  }
+  try {
+    const verdict = await verifyAudit(new SqliteAuditStore(store.database));
+    if (verdict.ok) return out(`audit log intact: ${verdict.checked} entries checked`), 0;
+    process.stderr.write(`audit log broken at entry ${verdict.first_bad_seq}: ${verdict.reason} (${verdict.checked} entries before it are intact)\n`);
+    return 1;
+  } finally {
+    await store.close();
+  }
+}
+
+function storePathOf(snapshot: Snapshot): string {
+  const configuredPath = snapshot.config.store?.settings?.path ?? "./gateway.db";
+  return configuredPath === ":memory:" ? configuredPath : resolvePath(configuredPath);
+}
+
 async function run(snapshot: Snapshot, source: string, logger: Logger, boot: BootConfig): Promise<number> {
   for (const warning of snapshot.warnings) logger.warn(warning, { source });
-  const configuredPath = snapshot.config.store?.settings?.path ?? "./gateway.db";
-  const storePath = configuredPath === ":memory:" ? configuredPath : resolvePath(configuredPath);
+  const storePath = storePathOf(snapshot);
   let store: SqliteStore;
   try {
     store = SqliteStore.open(storePath);
@@ -113,14 +142,20 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
 
   const holder = new ConfigHolder(snapshot);
   const lifecycle = boot.lifecycle(holder);
-  const apps = await buildApps({ holder, store, logger, now: Date.now, startedAt, env, lifecycle });
   const servers: Server<undefined>[] = [];
+  let requestStop: (reason: string) => void = () => {};
+  const restart = () => {
+    restartRequested = true;
+    requestStop("POST /restart");
+  };
+  const apps = await buildApps({ holder, store, logger, now: Date.now, startedAt, env, lifecycle, restart });
   // Handlers go in before any listener exists, so a signal at any moment after this drains cleanly.
   const shutdown = shutdownOnSignals(servers, logger, async () => {
     // The ledger's last batch (at most a second of rows) goes in before the store closes.
     await apps.metering.flush();
     await store.close();
   }, () => (holder.current.config.limits?.shutdown_drain_secs ?? 30) * 1000);
+  requestStop = shutdown.stop;
 
   // Live settings are read from the current snapshot when used, not copied at boot.
   const security = () => holder.current.config.security ?? {};
@@ -181,11 +216,28 @@ function shutdownOnSignals(servers: readonly Server<undefined>[], logger: Logger
   };
   process.on("SIGTERM", () => void onSignal("SIGTERM"));
   process.on("SIGINT", () => void onSignal("SIGINT"));
-  return { exit, stopping: () => stopping };
+  return { exit, stopping: () => stopping, stop: (reason: string) => void onSignal(reason) };
+}
+
+/** Set by POST /restart: once drained, the process starts its successor and exits. */
+let restartRequested = false;
+
+/**
+ * The successor: the same binary, arguments, environment and working directory, sharing stdout and
+ * stderr. Under systemd (INVOCATION_ID set) the unit's `Restart=always` starts it instead, so exiting 0
+ * is the whole restart and no second copy races the one systemd starts.
+ */
+function startSuccessor(): void {
+  if (env.INVOCATION_ID) return;
+  const child = spawn(process.execPath, Bun.argv.slice(2), { detached: true, stdio: ["ignore", "inherit", "inherit"], env: process.env, cwd: process.cwd() });
+  child.unref();
 }
 
 main(Bun.argv.slice(2)).then(
-  (code) => process.exit(code),
+  (code) => {
+    if (restartRequested && code === 0) startSuccessor();
+    process.exit(code);
+  },
   (error) => {
     createLogger().error("fatal error", { error });
     process.exit(1);

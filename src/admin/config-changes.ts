@@ -21,7 +21,7 @@ import {
   ConfigRollbackView,
   ConfigVersionDetailView,
   ConfigVersionPageView,
-  ConfigVersionsQuery,
+  PageQuery,
   type ConfigVersion,
 } from "./views.ts";
 
@@ -104,7 +104,7 @@ export const configChangesController = (deps: AdminDeps) =>
         const page = seqPage(newestFirst, (r) => r.version, query);
         return { items: page.items.map(versionView), next_cursor: page.next_cursor };
       },
-      { query: ConfigVersionsQuery, response: { 200: ConfigVersionPageView } },
+      { query: PageQuery, response: { 200: ConfigVersionPageView } },
     )
     .get(
       "/config/versions/:v",

@@ -6,7 +6,7 @@ import type { ConfigHolder } from "../config/snapshot.ts";
 import type { GroupService } from "../governance/groups.ts";
 import type { KeyService } from "../governance/keys.ts";
 import type { UsageService } from "../governance/usage.ts";
-import type { AuditSink } from "../governance/types.ts";
+import type { AuditLog } from "../governance/audit.ts";
 import type { Store } from "../store/store.ts";
 import type { Logger } from "../telemetry/logger.ts";
 
@@ -24,11 +24,14 @@ export interface AdminDeps {
   readonly keys?: KeyService;
   /** The ingress chain's cached credential decisions (POST /auth/cache/flush). */
   readonly authCache?: CredentialCache;
-  readonly audit?: AuditSink;
+  /** Every attempted admin mutation (GET /audit, /audit/verify). */
+  readonly audit?: AuditLog;
   /** Groups (GET/POST/PATCH/DELETE /groups). */
   readonly groups?: GroupService;
   /** Config apply, reload, rollback, versions and the settings overlay; absent in apps built by tests around a bare snapshot. */
   readonly lifecycle?: ConfigLifecycle;
+  /** Drains and re-executes the process (POST /restart); absent where the process cannot (tests). */
+  readonly restart?: () => void;
   /** Metering views (GET /keys/{id}/usage, /groups/{name}/usage, /usage/keys). */
   readonly usage?: UsageService;
 }

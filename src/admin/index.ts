@@ -4,16 +4,21 @@ import { ADMIN_MODULES, authenticateAdmin, type AdminPrincipal } from "../auth/a
 import type { Snapshot } from "../config/snapshot.ts";
 import { errorResponse } from "../http/errors.ts";
 import { listenerApp } from "../http/elysia.ts";
+import { auditController } from "./audit.ts";
 import { authController } from "./auth.ts";
 import { configController } from "./config.ts";
 import { configChangesController } from "./config-changes.ts";
 import { settingsController } from "./settings.ts";
+import { restartController } from "./restart.ts";
 import type { AdminDeps } from "./deps.ts";
 import { infoController } from "./info.ts";
 import { groupsController } from "./groups.ts";
 import { keysController } from "./keys.ts";
 import { usageController } from "./usage.ts";
 import { rememberPrincipal } from "./principal.ts";
+import { AdminRateLimit } from "./rate-limit.ts";
+import { auditScope } from "../governance/audit.ts";
+import type { Server } from "bun";
 
 export const ADMIN_PREFIX = "/api/v1/admin";
 
@@ -27,7 +32,9 @@ export function buildAdminApp(deps: AdminDeps) {
     .use(configController(deps))
     .use(configChangesController(deps))
     .use(settingsController(deps))
+    .use(restartController(deps))
     .use(authController(deps))
+    .use(auditController(deps))
     .use(keysController(deps))
     .use(groupsController(deps))
     .use(usageController(deps));
@@ -46,22 +53,60 @@ function governanceGuard(snapshot: Snapshot, request: Request, principal: AdminP
   return ADMIN_MODULES["admin-tokens"]!(snapshot, request.headers);
 }
 
-export function adminFetch(deps: AdminDeps): (request: Request) => Response | Promise<Response> {
+const NOUNS: Readonly<Record<string, string>> = { keys: "key", groups: "group", "admin-auth": "admin_auth", restart: "gateway", hooks: "hook", plugins: "plugin" };
+const METHOD_VERBS: Readonly<Record<string, string>> = { POST: "create", PUT: "update", PATCH: "update", DELETE: "delete" };
+
+/**
+ * `noun.verb` and resource of a mutation no handler recorded (a refused scope, an unparsable body), in
+ * the handlers' own names: POST /keys/{id}/revoke is `key.revoke` on `key:<id>`, POST /config/apply is
+ * `config.apply`, POST /auth/cache/flush is `auth.cache_flush`, POST /restart is `gateway.restart`.
+ */
+export function attemptedAction(method: string, pathname: string): { action: string; resource: string } {
+  const [first = "admin", ...rest] = pathname.slice(ADMIN_PREFIX.length + 1).split("/").filter((p) => p !== "");
+  const noun = NOUNS[first] ?? first;
+  if (noun === "key" || noun === "group") {
+    const [id, verb] = rest;
+    return { action: `${noun}.${verb ?? METHOD_VERBS[method] ?? "update"}`, resource: id === undefined ? noun : `${noun}:${id}` };
+  }
+  const verb = noun === "gateway" ? "restart" : rest.length > 0 ? rest.join("_") : (METHOD_VERBS[method] ?? "update");
+  return { action: `${noun}.${verb}`, resource: noun };
+}
+
+export function adminFetch(deps: AdminDeps): (request: Request, server?: Pick<Server<undefined>, "requestIP">) => Response | Promise<Response> {
   const app = buildAdminApp(deps);
   const handle = app.fetch;
-  return (request) => {
+  const rates = new AdminRateLimit(deps.now);
+  return async (request, server) => {
     const snapshot = deps.holder.current;
+    const address = server?.requestIP(request)?.address ?? "unknown";
+    const { per_second = 20, burst = 100 } = snapshot.config.security?.admin_rate_limit ?? {};
+    // Not audited: a flood would otherwise write one audit entry per refused request.
+    const wait = rates.take(address, { per_second, burst });
+    if (wait !== undefined) return errorResponse("rate_limited", `too many admin requests from this address; retry after ${wait} s`, { headers: { "retry-after": String(wait) } });
     const admitted = authenticateAdmin(snapshot, request.headers);
     const principal = admitted && governanceGuard(snapshot, request, admitted);
     if (!principal) {
+      // Not audited either: there is no principal to name, and anyone could fill the log.
       return errorResponse("unauthorized", "admin credential missing or not accepted (x-admin-token or Authorization: Bearer)", {
         headers: { "www-authenticate": 'Bearer realm="gateway-admin"' },
       });
     }
-    if (principal.scope !== "full" && !READ_METHODS.has(request.method) && !READ_ONLY_POSTS.has(new URL(request.url).pathname)) {
+    const pathname = new URL(request.url).pathname;
+    const mutation = !READ_METHODS.has(request.method) && !READ_ONLY_POSTS.has(pathname);
+    if (mutation && principal.scope !== "full") {
+      const { action, resource } = attemptedAction(request.method, pathname);
+      await deps.audit?.record({ action, resource, outcome: "rejected", principal: principal.id });
       return errorResponse("forbidden", "this credential has read-only scope; the request needs full scope");
     }
     rememberPrincipal(request, principal);
-    return handle(request);
+    if (!mutation) return handle(request);
+    const scope = { recorded: false };
+    const response = await auditScope.run(scope, () => handle(request));
+    // A mutation refused before its handler ran (a body that is not JSON, an unknown route) is still an attempt.
+    if (!scope.recorded && response.status !== 404 && response.status !== 405) {
+      const { action, resource } = attemptedAction(request.method, pathname);
+      await deps.audit?.record({ action, resource, outcome: response.status < 400 ? "applied" : "rejected", principal: principal.id });
+    }
+    return response;
   };
 }

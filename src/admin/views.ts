@@ -156,7 +156,7 @@ export const ConfigDiffView = Type.Object({
   hooks: Type.Object({ added: Type.Array(Type.String()), removed: Type.Array(Type.String()), changed: Type.Array(Type.String()) }),
   global_hooks: Type.Optional(Nullable(Type.Object({ from: Type.Array(Type.String()), to: Type.Array(Type.String()) }))),
 });
-export const ConfigVersionsQuery = Type.Object({ limit: Type.Optional(Type.String()), cursor: Type.Optional(Type.String()) });
+
 export const ConfigDiffQuery = Type.Object({ from: Type.Optional(Type.String()), to: Type.Optional(Type.String()) });
 
 export const ConfigSettingsView = Type.Object({
@@ -167,3 +167,28 @@ export const ConfigSettingsView = Type.Object({
   reload_to_apply: Type.Array(Type.String()),
 });
 export type ConfigSettingsView = Static<typeof ConfigSettingsView>;
+
+export const AuditEntry = Type.Object({
+  seq: Uint,
+  ts: Uint,
+  action: Type.String(),
+  resource: Type.String(),
+  outcome: Type.Union([Type.Literal("applied"), Type.Literal("rejected")]),
+  principal: Type.String(),
+  prev_hash: Type.String(),
+  hash: Type.String(),
+});
+export const AuditPageView = Type.Object({ items: Type.Array(AuditEntry), next_cursor: Nullable(Type.String()) });
+export const AuditVerifyView = Type.Object({ ok: Type.Boolean(), checked: Uint, first_bad_seq: Nullable(Uint), reason: Nullable(Type.String()) });
+export const PageQuery = Type.Object({ limit: Type.Optional(Type.String()), cursor: Type.Optional(Type.String()) });
+
+/** PUT /admin-auth (gaps.md "Admin auth"). */
+export const AdminAuthPutBody = Type.Object(
+  {
+    modules: Type.Array(Type.String({ minLength: 1 }), { maxItems: 16, description: "the admin chain in order; [] = open, needs allow_open" }),
+    allow_open: Type.Optional(Type.Boolean({ description: "required with modules: [] (an open admin plane is full authority to anyone who can reach it)" })),
+    expected_version: ExpectedVersion,
+  },
+  { additionalProperties: false },
+);
+export const AdminAuthPutView = Type.Object({ configured: Type.Boolean(), modules: Type.Array(Type.String()), applied: Type.Boolean(), config_version: Uint, note: Type.String() });

@@ -222,6 +222,10 @@ const LimitsCfg = Strict({
 const SecurityCfg = Strict({
   max_body_bytes: Type.Optional(Type.Integer({ minimum: 1024, default: 33554432, description: "data-plane request body limit (bytes)" })),
   admin_max_body_bytes: Type.Optional(Type.Integer({ minimum: 1024, default: 8388608, description: "admin-plane request body limit (bytes)" })),
+  admin_rate_limit: Type.Optional(Strict({
+    per_second: Type.Optional(Type.Number({ exclusiveMinimum: 0, default: 20, description: "admin requests per second per source address (sustained)" })),
+    burst: Type.Optional(Type.Integer({ minimum: 1, default: 100, description: "admin requests a source address may make at once before the rate applies" })),
+  }, { default: {}, description: "past it the admin plane answers 429 rate_limited with Retry-After" })),
 }, { default: {} });
 
 const AdvancedCfg = Strict({

@@ -22,7 +22,7 @@ export interface GovernanceDeps {
 }
 
 export interface Governance {
-  readonly audit: AuditSink;
+  readonly audit: AuditLog;
   readonly keys: KeyService;
   readonly registry: KeyRegistry;
   readonly cache: CredentialCache;

@@ -18,6 +18,8 @@ export interface AuditStore {
   append(entry: AuditEntry): Promise<void>;
   /** Up to `limit` entries with seq below `before` (all when absent), newest first. */
   page(limit: number, before?: number): Promise<AuditEntry[]>;
+  /** Up to `limit` entries with seq above `after`, oldest first (verification walks the chain forward). */
+  forward(after: number, limit: number): Promise<AuditEntry[]>;
 }
 
 const COLUMNS = "seq, ts, action, resource, outcome, principal, prev_hash, hash";
@@ -35,5 +37,9 @@ export class SqliteAuditStore implements AuditStore {
 
   async page(limit: number, before?: number): Promise<AuditEntry[]> {
     return this.db.query(`SELECT ${COLUMNS} FROM audit WHERE seq < $before ORDER BY seq DESC LIMIT $limit`).all({ before: before ?? Number.MAX_SAFE_INTEGER, limit }) as AuditEntry[];
+  }
+
+  async forward(after: number, limit: number): Promise<AuditEntry[]> {
+    return this.db.query(`SELECT ${COLUMNS} FROM audit WHERE seq > $after ORDER BY seq LIMIT $limit`).all({ after, limit }) as AuditEntry[];
   }
 }

@@ -1,0 +1,26 @@
+// POST /restart: 202 at once, then the process drains like on SIGTERM and comes back with the same
+// binary, arguments and environment, so restart-only settings (reload_to_apply) take effect.
+import { Type } from "@sinclair/typebox";
+import { jsonController } from "../http/elysia.ts";
+import { GatewayError } from "../http/errors.ts";
+import { audit } from "./audited.ts";
+import type { AdminDeps } from "./deps.ts";
+
+export const RestartView = Type.Object({ restarting: Type.Boolean() });
+
+export const restartController = (deps: AdminDeps) =>
+  jsonController("admin.restart").post(
+    "/restart",
+    async ({ request, set }) => {
+      if (!deps.restart) {
+        await audit(deps, request, "gateway.restart", "gateway", "rejected");
+        throw new GatewayError("internal", "this process cannot restart itself");
+      }
+      await audit(deps, request, "gateway.restart", "gateway", "applied");
+      // After this answer is on its way: the drain waits for in-flight requests, this one included.
+      setTimeout(deps.restart, 50);
+      set.status = 202;
+      return { restarting: true };
+    },
+    { response: { 202: RestartView } },
+  );
