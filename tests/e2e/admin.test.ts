@@ -8,6 +8,8 @@ const SECRET = "sekrit-e2e-7f3a9c";
 
 const CONFIG = `${LISTEN_ANY}
 store: {module: sqlite, settings: {path: ./state/gateway.db}}
+# Many admin calls in a burst: above the default admin rate limit (20/s, burst 100).
+security: {admin_rate_limit: {per_second: 1000, burst: 10000}}
 providers:
   up:
     protocol: openai

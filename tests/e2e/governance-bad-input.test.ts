@@ -8,6 +8,8 @@ const ENV = { GW_SIGNING_KEY: "bad-input-signing-key-9f8e7d", GW_ADMIN: "bad-inp
 
 const CONFIG = `${LISTEN_ANY}
 store: {module: sqlite, settings: {path: ./state/gateway.db}}
+# Many admin calls in a burst: above the default admin rate limit (20/s, burst 100).
+security: {admin_rate_limit: {per_second: 1000, burst: 10000}}
 providers:
   local: {protocol: mock}
 models:

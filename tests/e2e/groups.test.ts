@@ -55,6 +55,8 @@ const hanging = Bun.serve({
 
 const CONFIG = `${LISTEN_ANY}
 store: {module: sqlite, settings: {path: ./state/gateway.db}}
+# Many admin calls in a burst: above the default admin rate limit (20/s, burst 100).
+security: {admin_rate_limit: {per_second: 1000, burst: 10000}}
 providers:
   local: {protocol: mock}
   hold: {protocol: openai, base_url: "http://127.0.0.1:${hanging.port}/v1", api_key: "sk-hold"}

@@ -16,6 +16,8 @@ const ENV = { GW_SIGNING_KEY: "e2e-signing-key-5d1f0c9a7b", GW_CLIENT_TOKEN: "e2
 
 const CONFIG = `${LISTEN_ANY}
 store: {module: sqlite, settings: {path: ./state/gateway.db}}
+# Many admin calls in a burst: above the default admin rate limit (20/s, burst 100).
+security: {admin_rate_limit: {per_second: 1000, burst: 10000}}
 providers:
   local: {protocol: mock}
 models:
