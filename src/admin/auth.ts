@@ -2,6 +2,7 @@
 // change like any other (new config_version, expected_version / If-Match, audited), refused when it
 // would open the admin plane without `allow_open: true` or lock every caller out.
 import { ADMIN_MODULES } from "../auth/admin-chain.ts";
+import { requestBody } from "./openapi.ts";
 import type { Snapshot } from "../config/snapshot.ts";
 import { jsonController } from "../http/elysia.ts";
 import { auditedChange, expectedVersion, refuseBody } from "./audited.ts";
@@ -59,6 +60,6 @@ export const authController = (deps: AdminDeps) =>
           note: modules.length === 0 ? "the admin plane is open (anonymous, full authority); live now, not written to disk" : "live now; not written to disk (the config file keeps its own auth.admin_auth)",
         };
       },
-      { response: { 200: AdminAuthPutView } },
+      { detail: requestBody(AdminAuthPutBody), response: { 200: AdminAuthPutView } },
     );
 

@@ -2,6 +2,7 @@
 // /config/versions/{v}, /config/diff): every change goes through the config lifecycle, is audited, and
 // commits a new config_version. An apply is live at once and is not written to disk.
 import type { ConfigLifecycle, ConfigVersionRecord } from "../config/lifecycle.ts";
+import { requestBody } from "./openapi.ts";
 import { parseConfigText } from "../config/load.ts";
 import { jsonController } from "../http/elysia.ts";
 import { GatewayError } from "../http/errors.ts";
@@ -66,7 +67,7 @@ export const configChangesController = (deps: AdminDeps) =>
         });
         return { applied: true, config_version: snapshot.version, note: "live now; not written to disk (the config file is unchanged; POST /config/reload would return to it)" };
       },
-      { response: { 200: ConfigApplyView } },
+      { detail: requestBody(ConfigApplyBody), response: { 200: ConfigApplyView } },
     )
     .post(
       "/config/reload",
@@ -81,7 +82,7 @@ export const configChangesController = (deps: AdminDeps) =>
         );
         return { reloaded: true, config_version: snapshot.version };
       },
-      { response: { 200: ConfigReloadView } },
+      { detail: requestBody(ConfigReloadBody, false), response: { 200: ConfigReloadView } },
     )
     .post(
       "/config/rollback",
@@ -95,7 +96,7 @@ export const configChangesController = (deps: AdminDeps) =>
         );
         return { restored_version: version, config_version: snapshot.version };
       },
-      { response: { 200: ConfigRollbackView } },
+      { detail: requestBody(ConfigRollbackBody), response: { 200: ConfigRollbackView } },
     )
     .get(
       "/config/versions",

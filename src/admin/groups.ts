@@ -2,6 +2,7 @@
 // groups are listed and read like the others but refused (409 conflict) by PATCH and DELETE: the file
 // is their source of truth. Every mutation, applied or refused, is audited by the service.
 import { Value } from "@sinclair/typebox/value";
+import { requestBody } from "./openapi.ts";
 import { schemaErrors } from "../config/schema-errors.ts";
 import type { GroupService } from "../governance/groups.ts";
 import type { GroupNode, Limit } from "../governance/limits.ts";
@@ -66,7 +67,7 @@ export const groupsController = (deps: AdminDeps) =>
         set.status = 201;
         return groupView(node);
       },
-      { response: { 201: GroupView } },
+      { detail: requestBody(GroupCfgBody), response: { 201: GroupView } },
     )
     .patch(
       "/groups/:name",
@@ -76,7 +77,7 @@ export const groupsController = (deps: AdminDeps) =>
         const patch = await checked<GroupPatchBody>(groups, GroupPatchBody, body, { action: "group.update", name: params.name, principal });
         return groupView(await groups.update(params.name, patch, principal));
       },
-      { response: { 200: GroupView } },
+      { detail: requestBody(GroupPatchBody), response: { 200: GroupView } },
     )
     .delete(
       "/groups/:name",

@@ -16,6 +16,7 @@ import { groupsController } from "./groups.ts";
 import { keysController } from "./keys.ts";
 import { usageController } from "./usage.ts";
 import { rememberPrincipal } from "./principal.ts";
+import { openApiDocument } from "./openapi.ts";
 import { AdminRateLimit } from "./rate-limit.ts";
 import { auditScope } from "../governance/audit.ts";
 import type { Server } from "bun";
@@ -27,7 +28,8 @@ const READ_ONLY_POSTS = new Set([`${ADMIN_PREFIX}/config/validate`, `${ADMIN_PRE
 const READ_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
 export function buildAdminApp(deps: AdminDeps) {
-  return listenerApp("admin", deps.logger, { prefix: ADMIN_PREFIX })
+  let document: object | undefined;
+  const app = listenerApp("admin", deps.logger, { prefix: ADMIN_PREFIX })
     .use(infoController(deps))
     .use(configController(deps))
     .use(configChangesController(deps))
@@ -38,6 +40,8 @@ export function buildAdminApp(deps: AdminDeps) {
     .use(keysController(deps))
     .use(groupsController(deps))
     .use(usageController(deps));
+  // Built from the finished route table on first read, then kept: routes do not change at run time.
+  return app.get("/openapi.json", () => (document ??= openApiDocument(app.routes, ADMIN_PREFIX)));
 }
 
 /** Key, group and usage endpoints: what a governance deployment never opens to an anonymous caller. */

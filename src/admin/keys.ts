@@ -3,13 +3,14 @@
 // responses are checked by Elysia against admin/key-views.ts. No view carries a token's hash; the
 // token and the AWS secret appear only in the mint's answer.
 import { jsonController } from "../http/elysia.ts";
+import { requestBody } from "./openapi.ts";
 import { GatewayError } from "../http/errors.ts";
 import { keyState } from "../governance/key-registry.ts";
 import type { KeyService, MintedKey } from "../governance/keys.ts";
 import type { KeyRecord } from "../store/keys.ts";
 import type { AdminDeps } from "./deps.ts";
 import { encodeKeyCursor, parseCreateKeyReq, parseKeyListQuery, parseUpdateKeyReq } from "./key-requests.ts";
-import { CacheFlushView, CreatedKeyView, KeyPageView, KeyView } from "./key-views.ts";
+import { CacheFlushView, CreatedKeyView, CreateKeyReq, FlushCacheReq, KeyPageView, KeyView, UpdateKeyReq } from "./key-views.ts";
 import { principalOf } from "./principal.ts";
 
 export function keyView(record: KeyRecord): KeyView {
@@ -54,7 +55,7 @@ export const keysController = (deps: AdminDeps) =>
         set.status = 201;
         return created;
       },
-      { response: { 201: CreatedKeyView } },
+      { detail: requestBody(CreateKeyReq), response: { 201: CreatedKeyView } },
     )
     .get(
       "/keys",
@@ -77,7 +78,7 @@ export const keysController = (deps: AdminDeps) =>
         if (!checked.ok) return keys.refuse("key.update", params.id, principal, "invalid_request", checked.message);
         return keyView(await keys.update(params.id, checked.value, principal));
       },
-      { response: { 200: KeyView } },
+      { detail: requestBody(UpdateKeyReq), response: { 200: KeyView } },
     )
     .post("/keys/:id/revoke", async ({ params, request }) => keyView(await serviceOf(deps).revoke(params.id, principalOf(request))), { response: { 200: KeyView } })
     .delete("/keys/:id", async ({ params, request }) => keyView(await serviceOf(deps).remove(params.id, principalOf(request))), { response: { 200: KeyView } })
@@ -91,5 +92,5 @@ export const keysController = (deps: AdminDeps) =>
         await deps.audit?.record({ action: "auth.cache_flush", resource: `auth-cache:${module ?? "*"}`, outcome: "applied", principal: principalOf(request) });
         return { flushed };
       },
-      { response: { 200: CacheFlushView } },
+      { detail: requestBody(FlushCacheReq, false), response: { 200: CacheFlushView } },
     );

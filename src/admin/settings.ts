@@ -2,6 +2,8 @@
 // into the overlay, swaps the live ones in at once, stores every one durably (config.overlay), and names
 // the boot-scoped members it touched in `reload_to_apply`. Opaque `settings:` bags are shown by key name.
 import { SETTINGS_SECTIONS, type ConfigTree } from "../config/lifecycle.ts";
+import { ConfigSettingsBody } from "./views.ts";
+import { requestBody } from "./openapi.ts";
 import { jsonController } from "../http/elysia.ts";
 import { auditedChange, expectedVersion, refuseBody } from "./audited.ts";
 import { lifecycleOf } from "./config-changes.ts";
@@ -52,5 +54,5 @@ export const settingsController = (deps: AdminDeps) =>
           reload_to_apply: later,
         };
       },
-      { response: { 200: ConfigSettingsView } },
+      { detail: requestBody(ConfigSettingsBody), response: { 200: ConfigSettingsView } },
     );

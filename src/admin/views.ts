@@ -1,6 +1,8 @@
 // Admin read shapes as TypeBox schemas: Elysia checks every response against them, and the OpenAPI
 // description is generated from the same objects. Wire names are the spec's and are frozen.
 import { Type, type Static } from "@sinclair/typebox";
+import { GatewayConfig } from "../config/schema.ts";
+import { SETTINGS_SECTIONS } from "../config/lifecycle.ts";
 
 const Uint = Type.Integer({ minimum: 0 });
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -192,3 +194,20 @@ export const AdminAuthPutBody = Type.Object(
   { additionalProperties: false },
 );
 export const AdminAuthPutView = Type.Object({ configured: Type.Boolean(), modules: Type.Array(Type.String()), applied: Type.Boolean(), config_version: Uint, note: Type.String() });
+
+/**
+ * PUT /config/settings: any of the settable root sections (each as the config file spells it; `null`
+ * removes it from the overlay), plus `expected_version`. Checked in full by the config's own validation.
+ */
+export const ConfigSettingsBody = Type.Object(
+  {
+    ...Object.fromEntries(
+      SETTINGS_SECTIONS.map((section) => [
+        section,
+        Type.Optional(Type.Union([GatewayConfig.properties[section], Type.Null()])),
+      ]),
+    ),
+    expected_version: ExpectedVersion,
+  },
+  { additionalProperties: false },
+);
