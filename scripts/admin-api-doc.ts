@@ -1,0 +1,154 @@
+// Generates docs/admin-api.md from the admin API's OpenAPI document (the one GET /openapi.json serves),
+// so the guide cannot drift from the routes and schemas. `bun scripts/admin-api-doc.ts` prints it;
+// `--write` rewrites the file. A unit test fails when the committed file and this output differ, or
+// when a route has no sentence below.
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { ADMIN_PREFIX, buildAdminApp } from "../src/admin/index.ts";
+import type { AdminDeps } from "../src/admin/deps.ts";
+import { openApiDocument } from "../src/admin/openapi.ts";
+import { createLogger } from "../src/telemetry/logger.ts";
+
+export const DOC_PATH = join(import.meta.dir, "..", "docs", "admin-api.md");
+
+/** One sentence per route: what it is for. The schemas say the rest. */
+export const PURPOSE: Readonly<Record<string, string>> = {
+  "GET /info": "Version, build, uptime, topology, config_persistence and config_version.",
+  "GET /config": "The effective config, with no secret (key names only for settings bags).",
+  "POST /config/validate": "Dry run: `200` with `ok` and every error at once; only a malformed body is `400`.",
+  "POST /config/apply": "Validates and swaps a whole config (live at once, not written to disk); `config_version` +1.",
+  "POST /config/reload": "Re-reads the config file, merges the overlay, swaps; sockets, TLS and the store stay as booted.",
+  "POST /config/rollback": "Restores a retained version's config as a new version.",
+  "GET /config/versions": "Retained config versions, newest first (cursor pages).",
+  "GET /config/versions/{v}": "One retained version with its hooks and global hooks.",
+  "GET /config/diff": "Hook differences between two retained versions (`from`, `to`).",
+  "GET /config/settings": "The settings overlay (operator-set root sections).",
+  "PUT /config/settings": "Merges root sections into the overlay (`null` removes one), stores it durably, swaps the live ones; `reload_to_apply` names those waiting for a restart.",
+  "POST /restart": "`202`, then the process drains and starts again with the same binary, arguments and environment.",
+  "GET /auth": "The ingress auth chain.",
+  "GET /admin-auth": "The admin auth chain.",
+  "PUT /admin-auth": "Sets the admin chain; `[]` needs `allow_open: true`; a new config version, not written to disk.",
+  "POST /auth/cache/flush": "Drops cached credential decisions (all, or one module's).",
+  "GET /audit": "Audit entries, newest first (cursor pages).",
+  "GET /audit/verify": "Walks the audit hash chain; names the first broken entry.",
+  "POST /keys": "Mints a virtual key (`201`); the token is shown once.",
+  "GET /keys": "Keys by creation, cursor pages; `include=tombstoned` adds deleted ones.",
+  "GET /keys/{id}": "One key.",
+  "PATCH /keys/{id}": "Three-state update of name, enabled, allowed_pools, labels, group.",
+  "DELETE /keys/{id}": "Tombstones the key (refused at once; history kept).",
+  "POST /keys/{id}/revoke": "Revokes the key (refused at once; idempotent).",
+  "GET /keys/{id}/usage": "The key's metering: tokens, spend, budget and rate headroom.",
+  "GET /groups": "Every group, config-file and API.",
+  "GET /groups/{name}": "One group.",
+  "POST /groups": "Creates a group (`201`).",
+  "PATCH /groups/{name}": "Updates an API group's enabled, limits, child_default.",
+  "DELETE /groups/{name}": "Deletes an API group with no children and no bound keys.",
+  "GET /groups/{name}/usage": "The group's buckets in resolved order with caps and remaining budget.",
+  "GET /usage/keys": "Per-key usage rows (`from`, `to` epoch seconds), by spend.",
+  "GET /openapi.json": "This API's OpenAPI 3.1 description.",
+};
+
+type Json = Record<string, any>;
+
+/** A schema in a few words: `string`, `integer >= 0`, `KeyView[]`, `"a" | "b"`, `{a, b?}`. */
+export function typeText(schema: Json | undefined, depth = 0): string {
+  if (!schema) return "any";
+  if (schema.$ref) return String(schema.$ref).split("/").pop()!;
+  if (schema.const !== undefined) return JSON.stringify(schema.const);
+  if (schema.anyOf) return schema.anyOf.map((s: Json) => typeText(s, depth)).join(" \\| ");
+  if (schema.enum) return schema.enum.map((v: unknown) => JSON.stringify(v)).join(" \\| ");
+  switch (schema.type) {
+    case "array":
+      return `${typeText(schema.items, depth)}[]`;
+    case "object": {
+      if (!schema.properties) return schema.patternProperties || schema.additionalProperties ? "map" : "object";
+      if (depth > 0) return "object";
+      const required = new Set<string>(schema.required ?? []);
+      return `{${Object.keys(schema.properties).map((k) => (required.has(k) ? k : `${k}?`)).join(", ")}}`;
+    }
+    case "integer":
+      return typeof schema.minimum === "number" ? `integer >= ${schema.minimum}` : "integer";
+    default:
+      return schema.type ?? "any";
+  }
+}
+
+function members(schema: Json | undefined): string[] {
+  const forms: Json[] = schema?.anyOf ? schema.anyOf.filter((s: Json) => s.type === "object") : schema?.type === "object" ? [schema] : [];
+  const lines: string[] = [];
+  forms.forEach((form, i) => {
+    if (forms.length > 1) lines.push(`  - form ${i + 1}:`);
+    const required = new Set<string>(form.required ?? []);
+    for (const [name, member] of Object.entries((form.properties ?? {}) as Record<string, Json>)) {
+      const note = member.description ? `: ${member.description}` : "";
+      lines.push(`${forms.length > 1 ? "  " : ""}  - \`${name}\`${required.has(name) ? "" : " (optional)"}: ${typeText(member, 1)}${note}`);
+    }
+  });
+  return lines;
+}
+
+export function adminDocument(): Json {
+  const deps = { logger: createLogger({ level: "error" }) } as unknown as AdminDeps;
+  const app = buildAdminApp(deps);
+  return openApiDocument(app.routes, ADMIN_PREFIX);
+}
+
+export function renderAdminApiDoc(doc: Json = adminDocument()): string {
+  const out: string[] = [
+    "# Admin API",
+    "",
+    "<!-- Generated by `bun scripts/admin-api-doc.ts --write` from the OpenAPI document; do not edit by hand. -->",
+    "",
+    `Every path is under \`${ADMIN_PREFIX}\` on the admin listener (default \`127.0.0.1:8081\`). The`,
+    "machine-readable description is `GET /api/v1/admin/openapi.json` (OpenAPI 3.1); this guide is generated",
+    "from it. Send the admin token as `x-admin-token: <token>` or `Authorization: Bearer <token>`. A",
+    "`read-only` token may call every route marked read-only (every read, and the dry-run",
+    "`POST /config/validate`); mutations need `full`. Every attempted mutation is audited (`GET /audit`).",
+    "",
+    "Errors are `{\"error\": {\"code\", \"message\"}}`:",
+    "",
+    "| code | status |",
+    "|---|---|",
+    ...String(doc.info.description)
+      .replace(/^.*statuses: /, "")
+      .replace(/\.$/, "")
+      .split(", ")
+      .map((pair) => `| \`${pair.split(" ")[0]}\` | ${pair.split(" ")[1]} |`),
+    "",
+    "Config changes (`POST /config/apply`, `/config/rollback`, `/config/reload`, `PUT /config/settings`,",
+    "`PUT /admin-auth`) take `expected_version` in the body or `If-Match: <config_version>`; a stale one is",
+    "`409 version_conflict` and nothing changes. Lists page with `limit` (1-500, default 50) and `cursor`",
+    "(the previous page's `next_cursor`).",
+    "",
+    "## Routes",
+    "",
+  ];
+  for (const [path, ops] of Object.entries(doc.paths as Record<string, Record<string, Json>>)) {
+    for (const [method, op] of Object.entries(ops)) {
+      const route = `${method.toUpperCase()} ${path.slice(ADMIN_PREFIX.length)}`;
+      out.push(`### \`${route}\``, "", PURPOSE[route] ?? "(no description)", "", `Scope: \`${op["x-scope"]}\`. Operation id: \`${op.operationId}\`.`, "");
+      const params = (op.parameters ?? []) as Json[];
+      if (params.length > 0) {
+        out.push("Parameters:", "");
+        for (const p of params) out.push(`- \`${p.name}\` (${p.in}${p.required ? ", required" : ""}): ${typeText(p.schema)}`);
+        out.push("");
+      }
+      const body = op.requestBody?.content?.["application/json"]?.schema;
+      if (body) out.push(`Request body: ${typeText(body)}`, "", ...members(body), "");
+      const answers = Object.entries(op.responses as Record<string, Json>).filter(([, r]) => r.content?.["application/json"]?.schema?.$ref === undefined);
+      for (const [status, response] of answers) {
+        const schema = response.content?.["application/json"]?.schema;
+        out.push(`Answer \`${status}\`: ${typeText(schema)}`, "");
+      }
+      const errors = Object.keys(op.responses).filter((s) => op.responses[s].content?.["application/json"]?.schema?.$ref !== undefined);
+      out.push(`Errors: ${errors.join(", ")}.`, "");
+    }
+  }
+  return `${out.join("\n").trimEnd()}\n`;
+}
+
+if (import.meta.main) {
+  const text = renderAdminApiDoc();
+  if (Bun.argv.includes("--write")) writeFileSync(DOC_PATH, text);
+  else process.stdout.write(text);
+}
