@@ -124,6 +124,19 @@ describe("apply, versions, diff, rollback", () => {
     expect((await post("/config/rollback", { version: 0 }, { "if-match": "abc" })).status).toBe(400);
   });
 
+  test("a request in flight finishes on the snapshot it started with", async () => {
+    const slow = { ...WITH_EXTRA, providers: { ...WITH_EXTRA.providers, sleepy: { protocol: "mock", latency_ms: 700 } }, models: { ...WITH_EXTRA.models, "slow-1": { provider: "sleepy" } }, pools: { ...WITH_EXTRA.pools, slow: { members: [{ model: "slow-1" }] } } };
+    expect((await post("/config/apply", { config: slow })).status).toBe(200);
+    const inFlight = chat("slow");
+    await Bun.sleep(150);
+    // The pool, its lane and its provider are gone from the live config while the request waits upstream.
+    expect((await post("/config/apply", { config: WITH_EXTRA })).status).toBe(200);
+    expect((await chat("slow")).status).toBe(404);
+    const answered = await inFlight;
+    expect(answered.status).toBe(200);
+    expect(((await json(answered)) as { choices: { message: { content: string } }[] }).choices[0]!.message.content).toBe("mock: hi");
+  });
+
   test("reload re-reads the file; a broken file changes nothing", async () => {
     const chatPool = "  chat: {members: [{model: mock-1}]}\n";
     writeFileSync(join(gw.dir, "gateway.test.yaml"), CONFIG.replace(chatPool, `${chatPool}  reloaded: {members: [{model: mock-1}]}\n`));
