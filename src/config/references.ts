@@ -73,7 +73,8 @@ export function referenceErrors(root: unknown): string[] {
   for (const [name, raw] of Object.entries(pools)) {
     const pool = bag(raw);
     const at = `pools.${name}`;
-    if (!new RegExp(NAME_PATTERN).test(name)) errors.push(`${at}: invalid pool name`);
+    // A `*` makes the name a pattern over requested model names (claude-*): the rest is a plain name.
+    if (!new RegExp(NAME_PATTERN).test(name.replaceAll("*", "x"))) errors.push(`${at}: invalid pool name`);
     list(pool.members).forEach((m, i) => {
       const model = str(bag(m).model);
       if (model !== undefined && !(model in models)) errors.push(`${at}.members[${i}].model: unknown model ${quote(model)}`);

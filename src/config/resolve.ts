@@ -179,6 +179,8 @@ export function resolveConfig(validated: GatewayConfig, ctx: ResolveContext): Re
   });
   for (const [name, pc] of Object.entries(poolCfgs)) pools.set(name, poolOf(name, pc, false));
   for (const name of lanes.keys()) if (!pools.has(name)) pools.set(name, poolOf(name, { members: [{ model: name }] }, true));
+  // Pools named with `*` also serve model names they match, so agents' ever-new model ids need no config.
+  const poolPatterns = [...pools.values()].filter((pool) => pool.name.includes("*")).map((pool) => ({ pattern: globPattern(pool.name), pool }));
 
   const globalHooks = [
     ...globalPoolHooks,
@@ -231,6 +233,7 @@ export function resolveConfig(validated: GatewayConfig, ctx: ResolveContext): Re
       providers,
       lanes,
       pools,
+      poolPatterns,
       laneDefaults: { breaker: { ...BREAKER_DEFAULTS, ...routing.breaker }, failover: { ...FAILOVER_DEFAULTS, ...routing.failover } },
       globalHooks,
       listeners,
@@ -243,4 +246,9 @@ export function resolveConfig(validated: GatewayConfig, ctx: ResolveContext): Re
       warnings: c.warnings,
     },
   };
+}
+
+/** `claude-*` -> /^claude-.*$/: `*` is any run of characters, everything else literal. */
+function globPattern(glob: string): RegExp {
+  return new RegExp(`^${glob.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*")}$`);
 }

@@ -127,7 +127,7 @@ export type PoolCfg = Static<typeof PoolCfg>;
 // `pools.hooks` is reserved for the global hooks; every other key is a pool.
 const PoolsCfg = Type.Object(
   { hooks: Type.Optional(Type.Array(Type.String(), { description: "RESERVED: hooks fired for every pool (global hooks)" })) },
-  { additionalProperties: PoolCfg, patternProperties: {}, description: "pool name -> pool; the key `hooks` is reserved", default: {} },
+  { additionalProperties: PoolCfg, patternProperties: {}, description: "pool name -> pool; the key `hooks` is reserved. A name with `*` (e.g. `claude-*`) also serves every requested model name it matches that no pool or alias has exactly (first such pool in file order wins)", default: {} },
 );
 
 const RateCardEntry = Strict({

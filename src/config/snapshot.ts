@@ -35,6 +35,8 @@ export interface Snapshot {
   readonly lanes: ReadonlyMap<string, Lane>;
   /** Named pools and the implicit one-lane pools of bare model aliases. */
   readonly pools: ReadonlyMap<string, Pool>;
+  /** Pools whose name has a `*`, in config order: they serve the model names they match (see poolFor). */
+  readonly poolPatterns: readonly { readonly pattern: RegExp; readonly pool: Pool }[];
   /** The `routing:` defaults: the settings of the lane-default cell direct routes use. */
   readonly laneDefaults: { readonly breaker: BreakerSettings; readonly failover: FailoverSettings };
   readonly globalHooks: readonly string[];
@@ -67,6 +69,16 @@ function deepFreeze<T>(value: T, seen = new WeakSet<object>()): T {
 
 export function freezeSnapshot(snapshot: Snapshot): Snapshot {
   return deepFreeze(snapshot);
+}
+
+/**
+ * The pool a requested model name reaches: the pool or alias of exactly that name, else the first pool
+ * (in config order) whose `*` pattern matches it. Patterns are tried only when no exact name exists.
+ */
+export function poolFor(snapshot: Snapshot, model: string): Pool | undefined {
+  const exact = snapshot.pools.get(model);
+  if (exact !== undefined || snapshot.poolPatterns.length === 0) return exact;
+  return snapshot.poolPatterns.find((p) => p.pattern.test(model))?.pool;
 }
 
 /** Holds the live snapshot; a swap is one reference assignment, so readers never see a half-built config. */

@@ -140,7 +140,10 @@ function tapUsage(
     tailBytes += chunk.byteLength;
     while (tail.length > 1 && tailBytes - tail[0]!.byteLength >= EDGE_BYTES) tailBytes -= tail.shift()!.byteLength;
   };
+  let finished = false;
   const finish = () => {
+    if (finished) return;
+    finished = true;
     void usageFromEdges(adapter, head, tail).then(record, () => {});
     tail = [];
   };
@@ -171,6 +174,8 @@ function tapUsage(
       }
     },
     cancel(reason) {
+      // The client left (agents hang up once they have the final event): what it was sent still counts.
+      finish();
       ticket.released();
       return reader.cancel(reason);
     },

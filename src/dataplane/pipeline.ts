@@ -3,7 +3,7 @@
 // in-process mock (through the IR), same protocol (bytes pass through), or another protocol (through
 // the IR). Errors answer in the ingress protocol's own shape.
 import type { IngressAuth, IngressPrincipal } from "../auth/ingress-chain.ts";
-import type { ConfigHolder, Snapshot } from "../config/snapshot.ts";
+import { poolFor, type ConfigHolder, type Snapshot } from "../config/snapshot.ts";
 import { closeConnection, BodyTooLargeError } from "../http/serve.ts";
 import { irError, mergeUsage, ZERO_USAGE, type IrError, type IrRequest, type IrStreamPart } from "../ir/index.ts";
 import type { Metering, RequestMeter } from "../governance/metering.ts";
@@ -136,7 +136,7 @@ export async function handleModelRequest(deps: PipelineDeps, ingress: ProtocolAd
   const context = route.context ?? {};
   const model = context.pathModel ?? (typeof body.model === "string" ? body.model : undefined);
   if (model === undefined || model === "") return refuse(irError("invalid_request", "model: required", { param: "model" }));
-  const pool = route.lane ? directPool(snapshot, route.lane(snapshot, body)) : snapshot.pools.get(model);
+  const pool = route.lane ? directPool(snapshot, route.lane(snapshot, body)) : poolFor(snapshot, model);
   if (!pool) return refuse(irError("not_found", `The model \`${model}\` does not exist.`, { code: "model_not_found", param: "model" }));
   if (principal.allowedPools && !principal.allowedPools.includes(pool.name)) return refuse(irError("permission", `This key may not use \`${model}\`.`), pool.name);
   // Group limits: admission counts the request before any lane is tried (failures are not refunded).

@@ -100,5 +100,10 @@ export function protocolHandlers(deps: PipelineDeps): Record<string, (request: R
 export function protocolRoutes(deps: PipelineDeps) {
   let app = controller("dataplane.protocols");
   for (const [path, handler] of Object.entries(ingressHandlers(deps))) app = app.post(path, ({ request, params }) => handler(request, params as Params), { parse: "none" });
-  return app;
+  // Codex CLI first asks for the Responses WebSocket mode with a GET upgrade; a prompt non-101 answer
+  // sends it to plain HTTP streaming, which is what this gateway serves.
+  return app.get("/v1/responses", () => {
+    const refused = adapterFor("responses")!.encodeError(irError("invalid_request", "WebSocket mode is not served by this gateway; use POST /v1/responses (HTTP streaming)."));
+    return new Response(refused.body, { status: 426, headers: refused.headers });
+  });
 }

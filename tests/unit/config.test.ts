@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { embeddedDefaultText } from "../../src/config/default.ts";
 import { interpolate } from "../../src/config/interpolate.ts";
 import { loadConfigText, loadConfigTree, locateConfig, type LoadResult } from "../../src/config/load.ts";
-import { ConfigHolder } from "../../src/config/snapshot.ts";
+import { ConfigHolder, poolFor } from "../../src/config/snapshot.ts";
 import { makeTlsDir } from "../support/tls.ts";
 
 const load = (yaml: string, env: Record<string, string> = {}) => loadConfigText(yaml, "test.yaml", { env });
@@ -264,5 +264,47 @@ describe("bedrock credentials", () => {
   test("the AWS key pair goes together", () => {
     const errors = errorsOf(load("providers:\n  aws: {protocol: bedrock, region: us-east-1, aws_access_key_id: {env: K}}\n"));
     expect(errors).toEqual(["providers.aws: aws_access_key_id and aws_secret_access_key go together (aws_session_token needs both)"]);
+  });
+});
+
+describe("pool name patterns", () => {
+  const snapshot = (() => {
+    const loaded = load(`providers:
+  local: {protocol: mock}
+models:
+  mock-1: {provider: local}
+  claude-exact: {provider: local}
+pools:
+  "claude-*": {members: [{model: mock-1}]}
+  "*-mini": {members: [{model: mock-1}]}
+  "claude-sonnet-*": {members: [{model: mock-1}]}
+  "a.b*": {members: [{model: mock-1}]}
+`);
+    if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
+    return loaded.snapshot;
+  })();
+  const poolOf = (model: string) => poolFor(snapshot, model)?.name;
+
+  test("an exact pool or alias wins; else the first matching pattern in file order; else none", () => {
+    expect(poolOf("claude-exact")).toBe("claude-exact");
+    expect(poolOf("claude-sonnet-4-5-20250929")).toBe("claude-*");
+    expect(poolOf("gpt-4o-mini")).toBe("*-mini");
+    expect(poolOf("claude-haiku-mini")).toBe("claude-*");
+    expect(poolOf("gpt-5")).toBeUndefined();
+    expect(poolOf("claude")).toBeUndefined();
+  });
+
+  test("everything but `*` is literal", () => {
+    expect(poolOf("a.bc")).toBe("a.b*");
+    expect(poolOf("axbc")).toBeUndefined();
+  });
+
+  test("a pattern is still a pool name otherwise", () => {
+    const bad = load(`providers: {local: {protocol: mock}}
+models: {mock-1: {provider: local}}
+pools:
+  "has space*": {members: [{model: mock-1}]}
+`);
+    expect(bad.ok).toBe(false);
   });
 });

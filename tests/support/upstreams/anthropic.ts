@@ -125,7 +125,8 @@ function contentText(content: unknown): string {
 
 function readConversation(body: Record<string, unknown>): Conversation {
   const messages = body.messages as Record<string, unknown>[];
-  const last = messages.at(-1)!;
+  // A `system` message between turns (Claude Code sends one after the user's) is an instruction, not a turn.
+  const last = messages.findLast((m) => m.role !== "system") ?? messages.at(-1)!;
   const blocks = Array.isArray(last.content) ? (last.content as Record<string, unknown>[]) : [];
   const results = last.role === "user" ? blocks.filter((b) => b.type === "tool_result") : [];
   // The user's words: the text blocks of the last user message (a tool result is not the user speaking).
@@ -137,12 +138,13 @@ function readConversation(body: Record<string, unknown>): Conversation {
     : "";
   // A client tool has no type, or type "custom"; typed ones (web_search_...) are Anthropic's server tools.
   const tools = Array.isArray(body.tools) ? (body.tools as Record<string, unknown>[]) : [];
-  const firstClientTool = tools.find((t) => t.type === undefined || t.type === null || t.type === "custom");
+  const clientTools = tools.filter((t) => t.type === undefined || t.type === null || t.type === "custom");
   return {
-    firstTool: firstClientTool?.name as string | undefined,
+    tools: clientTools.map((t) => t.name as string),
     endsWithUser: last.role === "user" && results.length === 0,
     toolResultText: results.length > 0 ? results.map((r) => contentText(r.content)).join("\n") : undefined,
     lastUserText: userText,
+    wantsJson: (body.output_config as { format?: { type?: string } } | undefined)?.format?.type === "json_schema",
   };
 }
 

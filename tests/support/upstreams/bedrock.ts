@@ -175,12 +175,13 @@ function readConversation(body: Record<string, unknown>): Conversation {
   const results = last.role === "user" ? blocksOf(last).filter((b) => isObject(b.toolResult)) : [];
   const lastUser = messages.findLast((m) => m.role === "user");
   const tools = isObject(body.toolConfig) ? (body.toolConfig.tools as Block[]) : [];
-  const firstSpec = tools.find((t) => isObject(t.toolSpec))?.toolSpec as { name: string } | undefined;
+  const specs = tools.filter((t) => isObject(t.toolSpec)).map((t) => t.toolSpec as { name: string });
   return {
-    firstTool: firstSpec?.name,
+    tools: specs.map((s) => s.name),
     endsWithUser: last.role === "user" && results.length === 0,
     toolResultText: results.length > 0 ? results.map((r) => contentText(blocksOf(r.toolResult))).join("\n") : undefined,
     lastUserText: lastUser ? contentText(blocksOf(lastUser).filter((b) => typeof b.text === "string")) : "",
+    wantsJson: false,
   };
 }
 

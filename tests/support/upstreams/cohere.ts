@@ -143,12 +143,13 @@ function readConversation(body: Record<string, unknown>): Conversation {
   while (start > 0 && messages[start - 1]!.role === "tool") start -= 1;
   const results = messages.slice(start).map((m) => contentText(m.content));
   const tools = Array.isArray(body.tools) ? (body.tools as Record<string, unknown>[]) : [];
-  const first = tools.find((t) => t.type === "function" && isObject(t.function));
+  const functions = tools.filter((t) => t.type === "function" && isObject(t.function));
   return {
-    firstTool: first ? ((first.function as Record<string, unknown>).name as string) : undefined,
+    tools: functions.map((t) => (t.function as Record<string, unknown>).name as string),
     endsWithUser: last.role === "user",
     toolResultText: results.length > 0 ? results.join("\n") : undefined,
     lastUserText: lastUser ? contentText(lastUser.content) : "",
+    wantsJson: (body.response_format as { type?: string } | undefined)?.type === "json_object",
   };
 }
 

@@ -23,8 +23,12 @@ export interface Behaviour {
   readonly times?: number;
   /** Answer with a call to the request's first tool, when it has tools and its last message is the user's. */
   readonly toolCall?: boolean;
+  /** Call the first tool whose name matches instead of the first tool (a coding agent's file reader). */
+  readonly toolName?: RegExp;
   /** Arguments of that call (default DEFAULT_TOOL_ARGUMENTS). */
   readonly toolArguments?: Record<string, unknown>;
+  /** Answer a request that asks for JSON output with this text (a JSON document). */
+  readonly json?: string;
   /** Answer with this text instead of the echo. */
   readonly text?: string;
   /** Answer with this HTTP error in the vendor's own error shape. */
@@ -198,20 +202,24 @@ export function startUpstream(apiKey: string, basePath: string, handle: VendorHa
 export type Reply = { kind: "text"; text: string } | { kind: "tool_call"; name: string; arguments: string };
 
 export interface Conversation {
-  /** Name of the first (client) tool the request declares, if any. */
-  readonly firstTool: string | undefined;
+  /** Names of the client (function) tools the request declares, in order. */
+  readonly tools: readonly string[];
   /** The last message is a plain user turn (not a tool result). */
   readonly endsWithUser: boolean;
   /** Text of the tool result(s) the last message carries, if it carries any. */
   readonly toolResultText: string | undefined;
   readonly lastUserText: string;
+  /** The request asks for JSON output (a response format or schema). */
+  readonly wantsJson: boolean;
 }
 
 export function planReply(conversation: Conversation, behaviour: Behaviour | undefined, options: UpstreamOptions): Reply {
   const wantsTool = behaviour?.toolCall ?? options.autoToolCall ?? false;
-  if (wantsTool && conversation.firstTool !== undefined && conversation.endsWithUser) {
-    return { kind: "tool_call", name: conversation.firstTool, arguments: JSON.stringify(behaviour?.toolArguments ?? DEFAULT_TOOL_ARGUMENTS) };
+  const tool = behaviour?.toolName === undefined ? conversation.tools[0] : conversation.tools.find((name) => behaviour.toolName!.test(name));
+  if (wantsTool && tool !== undefined && conversation.endsWithUser) {
+    return { kind: "tool_call", name: tool, arguments: JSON.stringify(behaviour?.toolArguments ?? DEFAULT_TOOL_ARGUMENTS) };
   }
+  if (conversation.wantsJson && behaviour?.json !== undefined) return { kind: "text", text: behaviour.json };
   if (behaviour?.text !== undefined) return { kind: "text", text: behaviour.text };
   if (conversation.toolResultText !== undefined) return { kind: "text", text: `tool result: ${conversation.toolResultText}` };
   return { kind: "text", text: `echo: ${conversation.lastUserText}` };

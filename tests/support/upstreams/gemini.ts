@@ -180,10 +180,11 @@ function readConversation(body: Record<string, unknown>): Conversation {
   const lastUser = contents.findLast((c) => isUserTurn(c) && partsOf(c).some((p) => typeof p.text === "string"));
   const declarations = list(body.tools).flatMap((tool) => list(tool.functionDeclarations ?? tool.function_declarations));
   return {
-    firstTool: declarations[0]?.name as string | undefined,
+    tools: declarations.map((d) => d.name as string),
     endsWithUser: last !== undefined && isUserTurn(last) && results.length === 0,
     toolResultText: results.length > 0 ? results.map((r) => responseText(r.response)).join("\n") : undefined,
     lastUserText: lastUser ? partsText(partsOf(lastUser)) : "",
+    wantsJson: isObject(body.generationConfig) && (body.generationConfig.responseMimeType === "application/json" || body.generationConfig.responseJsonSchema !== undefined || body.generationConfig.responseSchema !== undefined),
   };
 }
 

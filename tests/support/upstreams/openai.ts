@@ -149,16 +149,17 @@ function readConversation(body: Record<string, unknown>): Conversation {
   const lastUser = messages.findLast((m) => m.role === "user");
   // The first function tool is the one a scripted call names (custom tools take free text, not JSON).
   const tools = Array.isArray(body.tools) ? (body.tools as Record<string, unknown>[]) : [];
-  const firstFunction = tools.find((t) => t.type === "function");
+  const functions = tools.filter((t) => t.type === "function");
   // The tool messages at the end answer the assistant's calls; their text is what the reply quotes.
   let start = messages.length;
   while (start > 0 && messages[start - 1]!.role === "tool") start -= 1;
   const results = messages.slice(start).map((m) => contentText(m.content));
   return {
-    firstTool: firstFunction ? ((firstFunction.function as Record<string, unknown>).name as string) : undefined,
+    tools: functions.map((t) => (t.function as Record<string, unknown>).name as string),
     endsWithUser: last.role === "user",
     toolResultText: results.length > 0 ? results.join("\n") : undefined,
     lastUserText: lastUser ? contentText(lastUser.content) : "",
+    wantsJson: ["json_object", "json_schema"].includes(String((body.response_format as { type?: string } | undefined)?.type)),
   };
 }
 

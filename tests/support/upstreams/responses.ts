@@ -118,10 +118,11 @@ function readConversation(body: Record<string, unknown>): Conversation {
   const results = items.slice(start).map((item) => contentText(item.output));
   const tools = Array.isArray(body.tools) ? (body.tools as Record<string, unknown>[]) : [];
   return {
-    firstTool: tools.find((t) => t.type === "function")?.name as string | undefined,
+    tools: tools.filter((t) => t.type === "function").map((t) => t.name as string),
     endsWithUser: last !== undefined && isMessage(last) && last.role === "user",
     toolResultText: results.length > 0 ? results.join("\n") : undefined,
     lastUserText: lastUser ? contentText(lastUser.content) : "",
+    wantsJson: ["json_object", "json_schema"].includes(String((body.text as { format?: { type?: string } } | undefined)?.format?.type)),
   };
 }
 
