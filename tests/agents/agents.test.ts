@@ -1,87 +1,71 @@
 // Real coding agents through the built gateway (issue 8): Claude Code, Codex CLI, Gemini CLI and opencode,
-// each headless, each on its own protocol and across to two others, each with (1) a plain answer and
-// (2) a round trip through its own file-reading tool: the CLI exits 0 and prints what the upstream said
-// last, the upstream imitation found every request valid, and no request left loopback (every provider
-// in the config is an imitation on 127.0.0.1). The CLIs are installed on first run (tests/agents/install.ts).
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+// each headless, on its own protocol and across to two others, each with (1) a plain answer and (2) a
+// round trip through its own file-reading tool. For every run: the CLI exits 0 and prints what the
+// upstream said last, the upstream imitation found every request valid, every turn is metered under the
+// agents' virtual key, and nothing left loopback: the whole matrix (imitations, gateway, CLIs) runs in a
+// fresh network namespace that has only a loopback interface. The CLIs are installed on first run.
+import { beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startStack } from "./harness.ts";
 import { ensureAgents } from "./install.ts";
-import { PLAIN_ANSWER, plain, readFile, runAgent, SECRET_LINE, startStack, type Cli, type Egress, type Stack } from "./harness.ts";
+import { MATRIX, PLAIN_ANSWER, type Outcome } from "./matrix.ts";
 
-/** Each CLI's own protocol first, then two others. */
-const MATRIX: Record<Cli, Egress[]> = {
-  claude: ["anthropic", "openai", "gemini"],
-  codex: ["responses", "anthropic", "openai"],
-  gemini: ["gemini", "anthropic", "responses"],
-  opencode: ["openai", "anthropic", "gemini"],
-};
+/** Whether this machine lets us make a network namespace (root, or user namespaces allowed). */
+const canIsolate = Bun.spawnSync(["unshare", "-n", "true"], { stderr: "ignore" }).exitCode === 0;
 
-/** The file reader each agent offers the model, and the arguments it takes. */
-const READER: Record<Cli, ReturnType<typeof readFile>> = {
-  claude: readFile(/^Read$/, (path) => ({ file_path: path })),
-  codex: readFile(/^exec_command$/, (path) => ({ cmd: `cat ${path}` })),
-  gemini: readFile(/^read_file$/, (path) => ({ file_path: path })),
-  opencode: readFile(/^read$/, (path) => ({ filePath: path })),
-};
+let outcomes: Outcome[] = [];
+let isolatedIn = "";
 
-const RUN_TIMEOUT_MS = 120_000;
+beforeAll(() => {
+  ensureAgents();
+  const out = join(mkdtempSync(join(tmpdir(), "agents-matrix-")), "outcomes.json");
+  const program = `${process.execPath} ${join(import.meta.dir, "matrix.ts")} ${out}`;
+  // Loopback only: `ip link set lo up` in the new namespace, then the matrix; anything else is unreachable.
+  const argv = canIsolate ? ["unshare", "-n", "sh", "-c", `ip link set lo up && ip -o link show | wc -l && exec ${program}`] : ["sh", "-c", program];
+  const ran = Bun.spawnSync(argv, { stdout: "pipe", stderr: "inherit", env: process.env });
+  if (ran.exitCode !== 0) throw new Error(`the agent matrix failed to run (exit ${ran.exitCode})`);
+  isolatedIn = ran.stdout.toString().trim();
+  outcomes = JSON.parse(readFileSync(out, "utf8")) as Outcome[];
+}, 1_800_000);
 
-beforeAll(() => ensureAgents(), 600_000);
+test("the matrix ran in a network namespace whose only interface is loopback", () => {
+  expect(canIsolate).toBe(true);
+  expect(isolatedIn).toBe("1");
+});
 
-for (const [cli, egresses] of Object.entries(MATRIX) as [Cli, Egress[]][]) {
+for (const [cli, egresses] of Object.entries(MATRIX)) {
   for (const egress of egresses) {
     describe(`${cli} -> ${egress}`, () => {
-      let stack: Stack;
-      beforeAll(async () => {
-        stack = await startStack(egress);
-      });
-      afterAll(async () => {
-        await stack?.stop();
-      });
-
-      /**
-       * The run's requests (runAgent resets the imitation) reached it and every one was valid, and every
-       * turn was metered under the agents' key (the ledger is written within a second, so it is polled).
-       */
-      const expectValidMeteredTraffic = async (before: { requests: number; tokens: number }) => {
-        const turns = stack.upstream.requests.length;
-        expect(turns).toBeGreaterThan(0);
-        expect(stack.upstream.invalid().map((r) => `${r.path}: ${r.problem}`)).toEqual([]);
-        let after = await stack.usage();
-        // Requests are counted at admission, tokens when each answer's usage is known: wait for both.
-        for (let i = 0; i < 30 && (after.requests - before.requests < turns || after.tokens <= before.tokens); i++) {
-          await Bun.sleep(100);
-          after = await stack.usage();
-        }
-        expect(after.requests - before.requests).toBe(turns);
-        expect(after.tokens).toBeGreaterThan(before.tokens);
+      const outcome = (kind: "plain" | "tool") => {
+        const found = outcomes.find((o) => o.cli === cli && o.egress === egress && o.kind === kind);
+        if (!found) throw new Error(`no outcome for ${cli} -> ${egress} (${kind})`);
+        return found;
+      };
+      const expectClean = (o: Outcome) => {
+        expect({ code: o.code, stderr: o.code === 0 ? "" : o.stderrTail }).toEqual({ code: 0, stderr: "" });
+        expect(o.turns).toBeGreaterThan(0);
+        expect(o.invalid).toEqual([]);
+        // Every turn metered: each request the upstream answered was admitted and charged under the key.
+        expect(o.meteredRequests).toBe(o.turns);
+        expect(o.meteredTokens).toBeGreaterThan(0);
       };
 
-      test(
-        "plain answer",
-        async () => {
-          const before = await stack.usage();
-          const run = await runAgent(cli, stack, "Reply with one short sentence.", () => plain(), RUN_TIMEOUT_MS);
-          expect({ code: run.code, stderr: run.code === 0 ? "" : run.stderr.slice(-3000) }).toEqual({ code: 0, stderr: "" });
-          expect(run.stdout).toContain(PLAIN_ANSWER);
-          await expectValidMeteredTraffic(before);
-        },
-        RUN_TIMEOUT_MS + 10_000,
-      );
+      test("plain answer", () => {
+        const o = outcome("plain");
+        expectClean(o);
+        expect(o.stdout).toContain(PLAIN_ANSWER);
+      });
 
-      test(
-        "tool round trip: the model reads a file through the agent, and answers from it",
-        async () => {
-          const before = await stack.usage();
-          const run = await runAgent(cli, stack, "Read notes.txt and tell me the launch code.", READER[cli], RUN_TIMEOUT_MS);
-          expect({ code: run.code, stderr: run.code === 0 ? "" : run.stderr.slice(-3000) }).toEqual({ code: 0, stderr: "" });
-          // The imitation answers a request carrying a tool result with "tool result: <its text>".
-          expect(run.stdout).toContain("tool result:");
-          expect(run.stdout).toContain("PELICAN-7");
-          expect(SECRET_LINE).toContain("PELICAN-7");
-          await expectValidMeteredTraffic(before);
-        },
-        RUN_TIMEOUT_MS + 10_000,
-      );
+      test("tool round trip: the model reads a file through the agent, and answers from it", () => {
+        const o = outcome("tool");
+        expectClean(o);
+        // The imitation answers a request carrying a tool result with "tool result: <its text>".
+        expect(o.stdout).toContain("tool result:");
+        expect(o.stdout).toContain("PELICAN-7");
+        expect(o.turns).toBeGreaterThanOrEqual(2);
+      });
     });
   }
 }
