@@ -66,7 +66,8 @@ auth:
   admin_auth: [admin-tokens]
   admin_tokens: [{token: {env: GW_ADMIN}}]
 `,
-    { env: { GW_SIGNING_KEY: SIGNING_KEY, GW_ADMIN: ADMIN_TOKEN } },
+    // GATEWAY_LOG_LEVEL=debug shows each translation warning (what a pair could not carry).
+    { env: { GW_SIGNING_KEY: SIGNING_KEY, GW_ADMIN: ADMIN_TOKEN, ...(process.env.GATEWAY_LOG_LEVEL && { GATEWAY_LOG_LEVEL: process.env.GATEWAY_LOG_LEVEL }) } },
   );
   const admin = (path: string, init: RequestInit = {}) => fetch(`${gateway.admin}${path}`, { ...init, headers: { "x-admin-token": ADMIN_TOKEN, "content-type": "application/json" } });
   const minted = await admin("/keys", { method: "POST", body: JSON.stringify({ name: `agents-${egress}` }) });
