@@ -11,8 +11,10 @@ export function ensureAgents(): void {
   const lock = readFileSync(join(DIR, "package-lock.json"));
   const hash = new Bun.CryptoHasher("sha256").update(lock).digest("hex");
   if (existsSync(STAMP) && readFileSync(STAMP, "utf8") === hash) return;
-  const installed = Bun.spawnSync(["npm", "ci", "--no-audit", "--no-fund"], { cwd: DIR, stdout: "inherit", stderr: "inherit", env: { ...process.env, npm_config_update_notifier: "false" } });
-  if (installed.exitCode !== 0) throw new Error(`npm ci in ${DIR} failed (exit ${installed.exitCode})`);
+  // `npm install --no-save`, not `npm ci`: npm leaves the CLIs' other-platform binaries (optional
+  // dependencies) out of the lockfile, which `npm ci` then refuses as out of sync.
+  const installed = Bun.spawnSync(["npm", "install", "--no-audit", "--no-fund", "--no-save"], { cwd: DIR, stdout: "inherit", stderr: "inherit", env: { ...process.env, npm_config_update_notifier: "false" } });
+  if (installed.exitCode !== 0) throw new Error(`npm install in ${DIR} failed (exit ${installed.exitCode})`);
   writeFileSync(STAMP, hash);
 }
 
