@@ -187,6 +187,6 @@ export async function runAgent(cli: Cli, stack: Stack, prompt: string, script: (
 export const PLAIN_ANSWER = "Plain answer from the upstream imitation.";
 /** Gemini CLI's model router asks a small model for JSON first: a valid answer keeps it on its default model. */
 const ROUTER_JSON = JSON.stringify({ complexity_reasoning: "a short, simple task", complexity_score: 10 });
-export const plain = (): Behaviour => ({ text: PLAIN_ANSWER, json: ROUTER_JSON, times: Infinity });
+export const plain = (): Behaviour => ({ text: PLAIN_ANSWER, json: ROUTER_JSON, reasoning: true, times: Infinity });
 /** Every request that offers the tool and ends with the user's turn calls it; the one with its result gets "tool result: ...". */
-export const readFile = (tool: RegExp, args: (filePath: string) => Record<string, unknown>) => (workDir: string): Behaviour => ({ toolCall: true, toolName: tool, toolArguments: args(join(workDir, FILE_NAME)), json: ROUTER_JSON, times: Infinity });
+export const readFile = (tool: RegExp, args: (filePath: string) => Record<string, unknown>) => (workDir: string): Behaviour => ({ toolCall: true, toolName: tool, toolArguments: args(join(workDir, FILE_NAME)), json: ROUTER_JSON, reasoning: true, times: Infinity });

@@ -119,7 +119,31 @@ export function signatureOf(part: Json): string | undefined {
   const signature = part.thoughtSignature;
   return typeof signature === "string" && signature !== "" && signature !== FOREIGN_SIGNATURE ? signature : undefined;
 }
-const signatureOnly = (signature: string): IrAssistantPart => ({ type: "reasoning", text: "", signature });
+
+/**
+ * Another vendor's signed reasoning shown to a Gemini client (an Anthropic thinking block and its
+ * signature). Gemini clients drop thought text from their history but echo a `thoughtSignature`
+ * verbatim, and that vendor verifies the signature against the text: so both travel inside the
+ * signature, which Gemini clients treat as opaque, and come back whole on the next turn.
+ */
+const CARRIER_PREFIX = "gw-thought.1.";
+export const carriedSignature = (text: string, signature: string): string => CARRIER_PREFIX + Buffer.from(JSON.stringify([text, signature])).toString("base64url");
+
+function carried(signature: string): { text: string; signature: string } | undefined {
+  if (!signature.startsWith(CARRIER_PREFIX)) return undefined;
+  try {
+    const value: unknown = JSON.parse(Buffer.from(signature.slice(CARRIER_PREFIX.length), "base64url").toString("utf8"));
+    if (Array.isArray(value) && typeof value[0] === "string" && typeof value[1] === "string") return { text: value[0], signature: value[1] };
+  } catch {
+    // not ours after all: kept as the opaque signature it is
+  }
+  return undefined;
+}
+
+const signatureOnly = (signature: string): IrAssistantPart => {
+  const whole = carried(signature);
+  return whole ? { type: "reasoning", ...whole } : { type: "reasoning", text: "", signature };
+};
 
 /** One model part -> IR parts (none, and a warning, for parts the IR does not carry). */
 export function decodeModelPart(part: Json, at: string, log: DropLog, callId: CallIdFor): IrAssistantPart[] {
@@ -135,7 +159,10 @@ export function decodeModelPart(part: Json, at: string, log: DropLog, callId: Ca
   if (part.text !== undefined) {
     if (typeof part.text !== "string") throw new WireError(`${at}.text`, `Invalid value at '${at}.text' (TYPE_STRING), ${JSON.stringify(part.text)}`);
     log.unknownMembers(part, PartFlags, at, MODEL_PART_MEMBERS);
-    if (part.thought === true) return [{ type: "reasoning", text: part.text, ...(signature && { signature }) }];
+    if (part.thought === true) {
+      const whole = signature === undefined ? undefined : carried(signature);
+      return [whole ? { type: "reasoning", ...whole } : { type: "reasoning", text: part.text, ...(signature && { signature }) }];
+    }
     const text: IrAssistantPart[] = part.text === "" ? [] : [{ type: "text", text: part.text }];
     return signature ? [...text, signatureOnly(signature)] : text;
   }
@@ -214,6 +241,14 @@ export function encodeModelParts(content: readonly IrAssistantPart[], warn: Warn
           return;
         }
         if (forRequest && !part.signature) return warn("reasoning without a thought signature (from another vendor) dropped: Gemini takes back only its own signed thoughts");
+        if (!forRequest && part.signature) {
+          // Shown to a client: the thought for display, the text and signature carried to come back.
+          out.push({ text: part.text, thought: true });
+          const carrier = carriedSignature(part.text, part.signature);
+          if (content[i + 1]?.type === "tool_call") pending = carrier;
+          else out.push({ text: "", thought: true, thoughtSignature: carrier });
+          return;
+        }
         out.push({ text: part.text, thought: true, ...(part.signature && { thoughtSignature: part.signature }) });
       }
     }

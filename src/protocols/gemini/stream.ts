@@ -13,7 +13,7 @@ import { sseTransform } from "../../transport/sse.ts";
 import { writerTransform } from "../stream-writer.ts";
 import type { StreamWriter, WarningSink } from "../types.ts";
 import { decodeStreamError, errorBody } from "./errors.ts";
-import { candidateOf, finishFromWire, finishToWire, functionCallPart, signatureOf, usageFromWire, usageToWire } from "./response.ts";
+import { candidateOf, carriedSignature, finishFromWire, finishToWire, functionCallPart, signatureOf, usageFromWire, usageToWire } from "./response.ts";
 import { GenerateContentResponse, isObject, matches, type Json } from "./schema.ts";
 
 // ---- decoder (upstream -> IR) --------------------------------------------------------------------
@@ -243,7 +243,8 @@ function chunkWriter(request: IrRequest, warn: WarningSink, frame: Framing): Str
   let usage: IrUsage = ZERO_USAGE;
   let ended = false;
   let pendingSignature: string | undefined;
-  const withText = new Set<string>();
+  /** Thought text so far, per reasoning block: it travels inside the signature (carriedSignature). */
+  const thoughts = new Map<string, string>();
   const redacted = new Set<string>();
   const calls = new Map<string, { toolCallId: string; name: string; args: string }>();
 
@@ -299,12 +300,12 @@ function chunkWriter(request: IrRequest, warn: WarningSink, frame: Framing): Str
         return part.delta === "" ? undefined : chunk([{ text: part.delta }]);
       case "reasoning-delta":
         if (redacted.has(part.id) || part.delta === "") return;
-        withText.add(part.id);
+        thoughts.set(part.id, (thoughts.get(part.id) ?? "") + part.delta);
         return chunk([{ text: part.delta, thought: true }]);
       case "reasoning-signature":
         if (redacted.has(part.id)) return;
-        if (withText.has(part.id)) return chunk([{ text: "", thought: true, thoughtSignature: part.signature }]);
-        pendingSignature = part.signature;
+        // Goes on the tool call that follows (Gemini clients echo that one), else on an empty part.
+        pendingSignature = thoughts.has(part.id) ? carriedSignature(thoughts.get(part.id)!, part.signature) : part.signature;
         return;
       case "tool-call-start":
         calls.set(part.id, { toolCallId: part.toolCallId, name: part.name, args: "" });

@@ -82,7 +82,7 @@ export function startAnthropicUpstream(options: UpstreamOptions = {}): Upstream 
     } catch (error) {
       return refuse(400, `The request body is not valid JSON: ${(error as Error).message}`);
     }
-    const problem = validateMessages(record.body, version);
+    const problem = validateMessages(record.body, version) ?? thinkingProblem(record.body as Record<string, unknown>);
     if (problem) return refuse(400, problem);
     record.valid = true;
 
@@ -155,6 +155,34 @@ function promptText(body: Record<string, unknown>): string {
   return [system, ...messages.map((m) => contentText(m.content))].join("\n");
 }
 
+/** Signatures this imitation put on thinking blocks, and the tool calls it made right after thinking. */
+const issuedSignatures = new Set<string>();
+const thoughtfulToolUses = new Set<string>();
+
+/**
+ * Anthropic's rules for echoed thinking: a thinking block's signature must be one the API issued, and when
+ * the model thought before a tool call, the assistant turn holding that call must come back starting with
+ * its thinking block (the API's wording: "a final `assistant` message must start with a thinking block").
+ */
+function thinkingProblem(body: Record<string, unknown>): string | undefined {
+  const messages = body.messages as Record<string, unknown>[];
+  for (const [i, message] of messages.entries()) {
+    if (message.role !== "assistant" || !Array.isArray(message.content)) continue;
+    for (const [j, block] of (message.content as Record<string, unknown>[]).entries()) {
+      if (block.type === "thinking" && !issuedSignatures.has(String(block.signature))) return `messages.${i}.content.${j}: Invalid \`signature\` in \`thinking\` block`;
+    }
+  }
+  const last = messages.findLastIndex((m) => m.role === "assistant");
+  const blocks = last >= 0 && Array.isArray(messages[last]!.content) ? (messages[last]!.content as Record<string, unknown>[]) : [];
+  const thoughtBefore = blocks.some((b) => b.type === "tool_use" && thoughtfulToolUses.has(String(b.id)));
+  if (thoughtBefore && blocks[0]?.type !== "thinking" && blocks[0]?.type !== "redacted_thinking") {
+    return `messages.${last}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${String(blocks[0]?.type)}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks).`;
+  }
+  return undefined;
+}
+
+const THOUGHT = "Let me think about what the user needs.";
+
 /** One answer, rendered either as a Message or as its event stream. */
 class Answer {
   private readonly id = nextId("msg_imit", 20);
@@ -168,7 +196,16 @@ class Answer {
     private readonly prompt: string,
   ) {
     this.model = body.model as string;
+    const thinking = body.thinking as { type?: string } | undefined;
+    if (behaviour?.reasoning && (thinking?.type === "enabled" || thinking?.type === "adaptive")) {
+      this.signature = Buffer.from(`imitation-signature:${this.id}`).toString("base64");
+      issuedSignatures.add(this.signature);
+      if (reply.kind === "tool_call") thoughtfulToolUses.add(this.toolUseId);
+    }
   }
+
+  /** Set when the model thinks before answering: the signature of its thinking block. */
+  private readonly signature: string | undefined;
 
   private outputTokens(): number {
     const out = this.reply.kind === "text" ? this.reply.text : this.reply.name + this.reply.arguments;
@@ -214,7 +251,7 @@ class Answer {
       type: "message",
       role: "assistant",
       model: this.model,
-      content: [this.block(true)],
+      content: [...(this.signature ? [{ type: "thinking" as const, thinking: THOUGHT, signature: this.signature }] : []), this.block(true)],
       stop_reason: this.stopReason(),
       stop_sequence: null,
       stop_details: null,
@@ -233,15 +270,24 @@ class Answer {
     const frames = [
       // message_start carries the input usage; output_tokens there is a placeholder, the final count comes in message_delta.
       event({ type: "message_start", message: { ...this.message(), content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } } }),
-      event({ type: "content_block_start", index: 0, content_block: this.block(false) }),
-      event({ type: "ping" }),
     ];
+    // A thinking block streams its text, then its signature, before the answer's block.
+    const index = this.signature ? 1 : 0;
+    if (this.signature) {
+      frames.push(
+        event({ type: "content_block_start", index: 0, content_block: { type: "thinking", thinking: "", signature: "" } }),
+        event({ type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: THOUGHT } }),
+        event({ type: "content_block_delta", index: 0, delta: { type: "signature_delta", signature: this.signature } }),
+        event({ type: "content_block_stop", index: 0 }),
+      );
+    }
+    frames.push(event({ type: "content_block_start", index, content_block: this.block(false) }), event({ type: "ping" }));
     for (const piece of pieces(reply.kind === "text" ? reply.text : reply.arguments)) {
       const delta: Anthropic.RawContentBlockDelta = reply.kind === "text" ? { type: "text_delta", text: piece } : { type: "input_json_delta", partial_json: piece };
-      frames.push(event({ type: "content_block_delta", index: 0, delta }));
+      frames.push(event({ type: "content_block_delta", index, delta }));
     }
     frames.push(
-      event({ type: "content_block_stop", index: 0 }),
+      event({ type: "content_block_stop", index }),
       event({
         type: "message_delta",
         delta: { stop_reason: this.stopReason(), stop_sequence: null, stop_details: null, container: null },

@@ -27,6 +27,13 @@ export interface Behaviour {
   readonly toolName?: RegExp;
   /** Arguments of that call (default DEFAULT_TOOL_ARGUMENTS). */
   readonly toolArguments?: Record<string, unknown>;
+  /**
+   * Think before answering when the request turns reasoning on (Anthropic `thinking`, Gemini
+   * `includeThoughts`, Responses `include: ["reasoning.encrypted_content"]`): a signed thinking block, a
+   * thought with a thoughtSignature on the call, an encrypted reasoning item. The imitation then holds the
+   * client to echoing them as the vendor does.
+   */
+  readonly reasoning?: boolean;
   /** Answer a request that asks for JSON output with this text (a JSON document). */
   readonly json?: string;
   /** Answer with this text instead of the echo. */

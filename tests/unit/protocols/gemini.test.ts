@@ -9,7 +9,8 @@ import { ApiError, GoogleGenAI } from "@google/genai";
 import { irError, type IrError, type IrRequest, type IrResponse, type IrStreamPart } from "../../../src/ir/index.ts";
 import { gemini } from "../../../src/protocols/gemini/index.ts";
 import { decodeError, encodeError } from "../../../src/protocols/gemini/errors.ts";
-import { decodeResponse, encodeResponse } from "../../../src/protocols/gemini/response.ts";
+import { carriedSignature, decodeModelPart, decodeResponse, encodeResponse } from "../../../src/protocols/gemini/response.ts";
+import { DropLog } from "../../../src/protocols/gemini/schema.ts";
 import { createArrayStreamDecoder, createArrayStreamWriter, createStreamDecoder, createStreamEncoder } from "../../../src/protocols/gemini/stream.ts";
 import { bytesOf, pieces, readAll, streamOf } from "../../support/streams.ts";
 
@@ -409,7 +410,7 @@ describe("stream encoder", () => {
     expect(chunks[2]).toEqual({ candidates: [{ finishReason: "STOP", index: 0 }], usageMetadata: { promptTokenCount: 0, candidatesTokenCount: 0, totalTokenCount: 0 }, modelVersion: "claude-x", responseId: "msg_1" });
   });
 
-  test("Anthropic thinking: thought deltas, then its signature on an empty thought part; redacted thinking is dropped, warned", async () => {
+  test("Anthropic thinking: thought deltas, then text and signature carried on an empty part; redacted thinking is dropped, warned", async () => {
     const warnings: string[] = [];
     const chunks = await encodeParts(
       [
@@ -427,8 +428,30 @@ describe("stream encoder", () => {
       ],
       warnings,
     );
-    expect(chunks.slice(0, 3).map(partsOf)).toEqual([[{ text: "Let me think.", thought: true }], [{ text: "", thought: true, thoughtSignature: "EqQB" }], [{ text: "Done." }]]);
+    expect(chunks.slice(0, 3).map(partsOf)).toEqual([[{ text: "Let me think.", thought: true }], [{ text: "", thoughtSignature: carriedSignature("Let me think.", "EqQB") }], [{ text: "Done." }]]);
     expect(warnings).toEqual(["redacted reasoning dropped: Gemini has no form for it"]);
+  });
+
+  test("another vendor's signed thought before a tool call: its text and signature ride on the call, and come back whole from the client's history", async () => {
+    const chunks = await encodeParts([
+      head,
+      { type: "reasoning-start", id: "r" },
+      { type: "reasoning-delta", id: "r", delta: "Read the file first." },
+      { type: "reasoning-signature", id: "r", signature: "EqQB" },
+      { type: "reasoning-end", id: "r" },
+      { type: "tool-call-start", id: "t", toolCallId: "toolu_1", name: "read_file" },
+      { type: "tool-call-delta", id: "t", argumentsDelta: '{"file_path":"a"}' },
+      { type: "tool-call-end", id: "t" },
+      { type: "finish", finishReason: { unified: "tool_calls", raw: "tool_use" } },
+    ]);
+    const call = (partsOf(chunks[1]!) as Record<string, unknown>[])[0]!;
+    expect(call.thoughtSignature).toBe(carriedSignature("Read the file first.", "EqQB"));
+    // Gemini CLI keeps the call (with its signature) in history and drops the thought text.
+    const decoded = decodeModelPart(call, "contents[1].parts[0]", new DropLog(), () => "toolu_1");
+    expect(decoded).toEqual([
+      { type: "reasoning", text: "Read the file first.", signature: "EqQB" },
+      { type: "tool_call", id: "toolu_1", name: "read_file", arguments: '{"file_path":"a"}' },
+    ]);
   });
 
   test("a signature-only reasoning block rides on the function call after it, else on an empty text part", async () => {
