@@ -157,6 +157,18 @@ export function encodeAssistantPart(part: IrAssistantPart, warn: WarningSink, fo
   }
 }
 
+/**
+ * A signature with no thought after the answer's content and not ahead of a tool call (Gemini signs its
+ * last text part): Anthropic puts thinking only ahead of content, and clients read the last block as the
+ * answer, so it is not shown. Gemini does not require that signature back (it does the call's).
+ */
+export function trailingSignature(part: IrAssistantPart, before: readonly IrAssistantPart[], after: readonly IrAssistantPart[], warn: WarningSink): boolean {
+  if (part.type !== "reasoning" || part.text !== "" || part.redactedData !== undefined || !before.some((p) => p.type !== "reasoning")) return false;
+  if (after[0]?.type === "tool_call") return false;
+  warn("a signature after the answer's content dropped: Anthropic clients take thinking only ahead of content");
+  return true;
+}
+
 // ---- the message object -------------------------------------------------------------------------------
 
 export function decodeResponse(body: unknown, now: () => number = Date.now): Decoded<IrResponse> {
@@ -185,7 +197,7 @@ export function decodeResponse(body: unknown, now: () => number = Date.now): Dec
 }
 
 export function encodeResponse(response: IrResponse, warn: WarningSink): unknown {
-  const content = response.content.map((part) => encodeAssistantPart(part, warn, false)).filter((block) => block !== undefined);
+  const content = response.content.filter((part, i) => !trailingSignature(part, response.content.slice(0, i), response.content.slice(i + 1), warn)).map((part) => encodeAssistantPart(part, warn, false)).filter((block) => block !== undefined);
   return {
     id: response.id,
     type: "message",

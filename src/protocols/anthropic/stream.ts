@@ -227,35 +227,65 @@ function messageWriter(request: IrRequest, warn: WarningSink, emit: Emit) {
  */
 function blockWriter(emit: Emit, warn: WarningSink) {
   let nextIndex = 0;
-  let open: { id: string; index: number; redacted: boolean } | undefined;
+  /** `index` is unset while a thinking block after the answer's content waits to see whether it has text. */
+  let open: { id: string; index?: number; redacted: boolean; block: object } | undefined;
+  /** A text or tool block went out: thinking after it is shown only if it has text (trailingSignature). */
+  let afterContent = false;
+  /** A bare signature after content, shown only if a tool call follows (Gemini signs the call's step). */
+  let heldSignature: string | undefined;
 
-  function openBlock(id: string, block: object, redacted = false): void {
-    open = { id, index: nextIndex++, redacted };
-    emit("content_block_start", { type: "content_block_start", index: open.index, content_block: block });
+  function start(): void {
+    if (!open || open.index !== undefined) return;
+    open.index = nextIndex++;
+    emit("content_block_start", { type: "content_block_start", index: open.index, content_block: open.block });
+  }
+  function openBlock(id: string, block: object, options: { redacted?: boolean; defer?: boolean } = {}): void {
+    open = { id, redacted: options.redacted ?? false, block };
+    if (!options.defer) start();
   }
   function delta(delta: object): void {
+    start();
     if (open) emit("content_block_delta", { type: "content_block_delta", index: open.index, delta });
   }
   function closeBlock(): void {
-    if (open) emit("content_block_stop", { type: "content_block_stop", index: open.index });
+    if (open?.index !== undefined) emit("content_block_stop", { type: "content_block_stop", index: open.index });
     open = undefined;
+  }
+  function dropHeld(): void {
+    if (heldSignature === undefined) return;
+    heldSignature = undefined;
+    warn("a signature after the answer's content dropped: Anthropic clients take thinking only ahead of content");
   }
 
   function write(part: BlockPart): void {
     switch (part.type) {
       case "text-start":
+        afterContent = true;
+        dropHeld();
         return openBlock(part.id, { type: "text", text: "" });
       case "reasoning-start":
-        if (part.redactedData !== undefined) return openBlock(part.id, { type: "redacted_thinking", data: part.redactedData }, true);
-        return openBlock(part.id, { type: "thinking", thinking: "", signature: "" });
+        if (part.redactedData !== undefined) return openBlock(part.id, { type: "redacted_thinking", data: part.redactedData }, { redacted: true });
+        return openBlock(part.id, { type: "thinking", thinking: "", signature: "" }, { defer: afterContent });
       case "tool-call-start":
+        afterContent = true;
+        if (heldSignature !== undefined) {
+          openBlock(`${part.id}-signature`, { type: "thinking", thinking: "", signature: "" });
+          delta({ type: "signature_delta", signature: heldSignature });
+          closeBlock();
+          heldSignature = undefined;
+        }
         return openBlock(part.id, { type: "tool_use", id: part.toolCallId, name: part.name, input: {} });
       case "text-delta":
         return delta({ type: "text_delta", text: part.delta });
       case "reasoning-delta":
         return open?.redacted ? undefined : delta({ type: "thinking_delta", thinking: part.delta });
       case "reasoning-signature":
-        return open?.redacted ? undefined : delta({ type: "signature_delta", signature: part.signature });
+        if (open?.redacted) return;
+        if (open?.index === undefined) {
+          heldSignature = part.signature;
+          return;
+        }
+        return delta({ type: "signature_delta", signature: part.signature });
       case "tool-call-delta":
         return delta({ type: "input_json_delta", partial_json: part.argumentsDelta });
       default:
@@ -263,5 +293,12 @@ function blockWriter(emit: Emit, warn: WarningSink) {
     }
   }
 
-  return blockSequence({ openId: () => open?.id, write, closeBlock }, warn);
+  const sequence = blockSequence({ openId: () => open?.id, write, closeBlock }, warn);
+  return {
+    route: sequence.route,
+    closeAll(): void {
+      sequence.closeAll();
+      dropHeld();
+    },
+  };
 }

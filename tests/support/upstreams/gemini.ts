@@ -71,6 +71,8 @@ const BAD_KEY = "API key not valid. Please pass a valid API key.";
 
 interface GeminiPart {
   text?: string;
+  thought?: boolean;
+  thoughtSignature?: string;
   functionCall?: { name: string; args: Record<string, unknown> };
 }
 interface ModalityTokenCount {
@@ -118,7 +120,7 @@ export function startGeminiUpstream(options: UpstreamOptions = {}): Upstream {
     } catch (error) {
       return refuse(400, { message: `Invalid JSON payload received. ${(error as Error).message}` });
     }
-    const problem = validateGenerateContent(record.body);
+    const problem = validateGenerateContent(record.body) ?? signatureProblem(record.body as Record<string, unknown>);
     if (problem) return refuse(400, problem);
     record.valid = true;
 
@@ -128,7 +130,8 @@ export function startGeminiUpstream(options: UpstreamOptions = {}): Upstream {
     if (behaviour) record.behaviour = behaviour;
     if (behaviour?.delayMs) await sleep(behaviour.delayMs);
     if (behaviour?.error) return scriptedError(behaviour.error);
-    const answer = new Answer(decodeURIComponent(route[1]!), planReply(conversation, behaviour, options), behaviour, promptText(body));
+    const thinks = behaviour?.reasoning === true && isObject(body.generationConfig) && isObject(body.generationConfig.thinkingConfig) && body.generationConfig.thinkingConfig.includeThoughts === true;
+    const answer = new Answer(decodeURIComponent(route[1]!), planReply(conversation, behaviour, options), behaviour, promptText(body), thinks);
     if (route[2] === "generateContent") return jsonResponse(200, answer.response(), { "content-type": JSON_TYPE }, INDENT);
     const sse = url.searchParams.get("alt") === "sse";
     const frames = sse ? answer.chunks().map((c) => `data: ${JSON.stringify(c)}\r\n\r\n`) : jsonArrayFrames(answer.chunks());
@@ -198,16 +201,55 @@ function promptText(body: Record<string, unknown>): string {
     .join("\n");
 }
 
+/** Calls this imitation made after thinking (name and arguments), with the signature it put on each. */
+const signedCalls = new Map<string, string>();
+const callKey = (call: Record<string, unknown>): string => `${String(call.name)}:${JSON.stringify(call.args ?? {})}`;
+/** The values Google documents for history the model did not produce: accepted in place of a signature. */
+const DUMMY_SIGNATURES = new Set(["skip_thought_signature_validator", "context_engineering_is_the_way_to_go"]);
+
+/**
+ * Gemini 3's rule for the current turn (the model's steps after the last user text): a functionCall the
+ * model made after thinking must come back with the thoughtSignature it carried (or a documented dummy).
+ */
+function signatureProblem(body: Record<string, unknown>): GeminiProblem | undefined {
+  const contents = list(body.contents);
+  const lastUserText = contents.findLastIndex((c) => isUserTurn(c) && partsOf(c).some((p) => typeof p.text === "string"));
+  for (const [i, content] of contents.entries()) {
+    if (i <= lastUserText || isUserTurn(content)) continue;
+    for (const [j, part] of partsOf(content).entries()) {
+      const call = part.functionCall ?? part.function_call;
+      if (!isObject(call)) continue;
+      const issued = signedCalls.get(callKey(call));
+      if (issued === undefined) continue;
+      const signature = part.thoughtSignature ?? part.thought_signature;
+      if (signature === undefined) {
+        return { message: `Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call \`default_api:${String(call.name)}\` , position ${j + 1}. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.` };
+      }
+      if (signature !== issued && !DUMMY_SIGNATURES.has(String(signature))) return { message: `Corrupted thought signature at contents[${i}].parts[${j}].` };
+    }
+  }
+  return undefined;
+}
+
+const THOUGHT = "Thinking about which tool answers this.";
+
 /** One answer, rendered either as a GenerateContentResponse or as its stream of chunks. */
 class Answer {
   private readonly responseId = nextId("imit", 18);
+  /** Set when the model thinks first: the thoughtSignature of its step. */
+  private readonly signature: string | undefined;
 
   constructor(
     private readonly model: string,
     private readonly reply: Reply,
     private readonly behaviour: Behaviour | undefined,
     private readonly prompt: string,
-  ) {}
+    thinks = false,
+  ) {
+    if (!thinks) return;
+    this.signature = Buffer.from(`imitation-thought-signature:${this.responseId}`).toString("base64");
+    if (reply.kind === "tool_call") signedCalls.set(callKey({ name: reply.name, args: JSON.parse(reply.arguments) }), this.signature);
+  }
 
   private usage(final: boolean): UsageMetadata {
     const detailed = this.behaviour?.detailedUsage === true;
@@ -238,9 +280,12 @@ class Answer {
     };
   }
 
+  /** The thought first when the model thinks; its signature on the function call, or on the last text part. */
   private parts(): GeminiPart[] {
     const reply = this.reply;
-    return reply.kind === "text" ? [{ text: reply.text }] : [{ functionCall: { name: reply.name, args: JSON.parse(reply.arguments) as Record<string, unknown> } }];
+    const signed = this.signature === undefined ? {} : { thoughtSignature: this.signature };
+    const thought: GeminiPart[] = this.signature === undefined ? [] : [{ text: THOUGHT, thought: true }];
+    return reply.kind === "text" ? [...thought, { text: reply.text, ...signed }] : [...thought, { functionCall: { name: reply.name, args: JSON.parse(reply.arguments) as Record<string, unknown> }, ...signed }];
   }
 
   response(): GenerateContentResponse {
@@ -250,6 +295,8 @@ class Answer {
   chunks(): GenerateContentResponse[] {
     if (this.reply.kind !== "text") return [this.response()];
     const texts = pieces(this.reply.text);
-    return texts.map((text, i) => this.chunk([{ text }], i === texts.length - 1));
+    const thought = this.signature === undefined ? [] : [this.chunk([{ text: THOUGHT, thought: true }], false)];
+    const signed = this.signature === undefined ? {} : { thoughtSignature: this.signature };
+    return [...thought, ...texts.map((text, i) => (i === texts.length - 1 ? this.chunk([{ text, ...signed }], true) : this.chunk([{ text }], false)))];
   }
 }

@@ -74,7 +74,7 @@ export interface ResponsesContext {
 /** Answers a parsed, authenticated POST /v1/responses. */
 export async function serveResponses(context: ResponsesContext): Promise<Response> {
   const { record, memory, headers } = context;
-  const problem = validateResponses(record.body, memory.lookup);
+  const problem = validateResponses(record.body, memory.lookup) ?? reasoningProblem(record.body as Record<string, unknown>);
   if (problem) return context.refuse(400, problem);
   record.valid = true;
 
@@ -132,6 +132,23 @@ function promptText(body: Record<string, unknown>): string {
   return [typeof body.instructions === "string" ? body.instructions : "", ...items].join("\n");
 }
 
+/** The encrypted reasoning this imitation handed out (include: ["reasoning.encrypted_content"]). */
+const issuedReasoning = new Set<string>();
+
+/**
+ * A reasoning item sent back must be one OpenAI issued: with store false its `encrypted_content` is the
+ * only copy, and content that does not decrypt is refused.
+ */
+function reasoningProblem(body: Record<string, unknown>): OpenAIProblem | undefined {
+  for (const [i, item] of inputItems(body).entries()) {
+    if (item.type !== "reasoning") continue;
+    if (typeof item.encrypted_content === "string" && issuedReasoning.has(item.encrypted_content)) continue;
+    const what = typeof item.encrypted_content === "string" ? "could not be verified" : "is missing and the item is not stored (store: false)";
+    return { message: `The encrypted content for item ${String(item.id)} ${what}.`, type: "invalid_request_error", param: `input[${i}].encrypted_content`, code: "invalid_encrypted_content" };
+  }
+  return undefined;
+}
+
 /** One answer, rendered either as a response object or as its event stream. */
 class Answer {
   readonly id = nextId("resp_imit", 24);
@@ -147,7 +164,17 @@ class Answer {
     private readonly prompt: string,
   ) {
     this.itemId = nextId(reply.kind === "text" ? "msg_imit" : "fc_imit", 24);
+    const include = Array.isArray(body.include) ? body.include : [];
+    if (behaviour?.reasoning && include.includes("reasoning.encrypted_content")) {
+      const id = nextId("rs_imit", 24);
+      const encrypted = Buffer.from(`imitation-encrypted-reasoning:${id}`).toString("base64");
+      issuedReasoning.add(encrypted);
+      this.reasoning = { id, type: "reasoning", summary: [], encrypted_content: encrypted };
+    }
   }
+
+  /** Set when the model reasons first: its reasoning item, ahead of the answer's item. */
+  private readonly reasoning: OpenAI.Responses.ResponseReasoningItem | undefined;
 
   callIds(): string[] {
     return this.reply.kind === "tool_call" ? [this.callId] : [];
@@ -207,7 +234,7 @@ class Answer {
       max_output_tokens: typeof b.max_output_tokens === "number" ? b.max_output_tokens : null,
       metadata: isObject(b.metadata) ? (b.metadata as Record<string, string>) : {},
       model: b.model as string,
-      output: done ? [this.item("completed")] : [],
+      output: done ? [...(this.reasoning ? [this.reasoning] : []), this.item("completed")] : [],
       parallel_tool_calls: b.parallel_tool_calls !== false,
       previous_response_id: typeof b.previous_response_id === "string" ? b.previous_response_id : null,
       reasoning: { effort: (reasoning.effort ?? null) as OpenAI.ReasoningEffort, summary: (reasoning.summary ?? null) as OpenAI.Reasoning["summary"] },
@@ -232,8 +259,13 @@ class Answer {
     const started = this.response("in_progress") as unknown as ResponseObject;
     push({ type: "response.created", response: started });
     push({ type: "response.in_progress", response: started });
-    const at = { item_id: this.itemId, output_index: 0 };
-    push({ type: "response.output_item.added", output_index: 0, item: this.item("in_progress") });
+    if (this.reasoning) {
+      push({ type: "response.output_item.added", output_index: 0, item: { ...this.reasoning, encrypted_content: null } });
+      push({ type: "response.output_item.done", output_index: 0, item: this.reasoning });
+    }
+    const index = this.reasoning ? 1 : 0;
+    const at = { item_id: this.itemId, output_index: index };
+    push({ type: "response.output_item.added", output_index: index, item: this.item("in_progress") });
     const reply = this.reply;
     if (reply.kind === "text") {
       const part = { ...at, content_index: 0 };
@@ -245,7 +277,7 @@ class Answer {
       for (const delta of pieces(reply.arguments)) push({ type: "response.function_call_arguments.delta", ...at, delta }, pad(delta));
       push({ type: "response.function_call_arguments.done", ...at, name: reply.name, arguments: reply.arguments });
     }
-    push({ type: "response.output_item.done", output_index: 0, item: this.item("completed") });
+    push({ type: "response.output_item.done", output_index: index, item: this.item("completed") });
     push({ type: "response.completed", response: this.response("completed") as unknown as ResponseObject });
     return frames;
   }

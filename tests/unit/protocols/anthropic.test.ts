@@ -189,6 +189,33 @@ describe("stream fixtures, encoder", () => {
     });
   }
 
+  // Gemini signs the step of a tool call, and its last text part: translated for an Anthropic client.
+  const signed = (afterText: IrStreamPart[]): IrStreamPart[] => [
+    { type: "start", id: "msg_g", model: "gemini-x", created: 0 },
+    { type: "text-start", id: "t" },
+    { type: "text-delta", id: "t", delta: "Let me look." },
+    { type: "text-end", id: "t" },
+    { type: "reasoning-start", id: "s" },
+    { type: "reasoning-signature", id: "s", signature: "R2VtaW5p" },
+    { type: "reasoning-end", id: "s" },
+    ...afterText,
+    { type: "finish", finishReason: { unified: "stop", raw: "STOP" } },
+  ];
+  const blocks = (events: WireEvent[]) => events.filter((e) => e.event === "content_block_start").map((e) => (e.data as { content_block: { type: string } }).content_block.type);
+
+  test("a bare signature after the text, ahead of a tool call, becomes a thinking block right before the tool_use", async () => {
+    const events = await encodeParts(signed([{ type: "tool-call-start", id: "c", toolCallId: "toolu_1", name: "read" }, { type: "tool-call-delta", id: "c", argumentsDelta: "{}" }, { type: "tool-call-end", id: "c" }]));
+    expect(blocks(events)).toEqual(["text", "thinking", "tool_use"]);
+    expect(events.some((e) => e.event === "content_block_delta" && (e.data as { delta: { signature?: string } }).delta.signature === "R2VtaW5p")).toBe(true);
+  });
+
+  test("a bare signature after the answer's text with nothing after it is not shown (clients read the last block as the answer), warned", async () => {
+    const warnings: string[] = [];
+    const events = await encodeParts(signed([]), warnings);
+    expect(blocks(events)).toEqual(["text"]);
+    expect(warnings).toEqual(["a signature after the answer's content dropped: Anthropic clients take thinking only ahead of content"]);
+  });
+
   test("each event is written as `event: <name>\\ndata: <json>\\n\\n`", async () => {
     const f = fixture<StreamFixture>("stream-text");
     const chunks = await readAll(streamOf(f.ir).pipeThrough(createStreamEncoder(BASE_REQUEST, () => {})));
