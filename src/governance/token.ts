@@ -29,7 +29,10 @@ export function verifyToken(token: string, signingKey: string, nowSecs?: number)
   if (!token.startsWith(TOKEN_PREFIX)) return { ok: false, reason: "prefix" };
   const dot = token.lastIndexOf(".");
   if (dot <= TOKEN_PREFIX.length) return { ok: false, reason: "malformed" };
-  const presented = Buffer.from(token.slice(dot + 1), "base64url");
+  const encoded = token.slice(dot + 1);
+  const presented = Buffer.from(encoded, "base64url");
+  // One spelling per signature: base64url's last character has spare bits a decoder ignores.
+  if (presented.toString("base64url") !== encoded) return { ok: false, reason: "signature" };
   const expected = mac(signingKey, token.slice(0, dot));
   if (presented.length !== expected.length || !timingSafeEqual(presented, expected)) return { ok: false, reason: "signature" };
   let claims: unknown;

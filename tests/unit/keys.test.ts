@@ -35,6 +35,17 @@ describe("token", () => {
     expect(verifyToken(token, "another-key", NOW)).toEqual({ ok: false, reason: "signature" });
   });
 
+  test("one spelling per signature: the spare bits of the last base64url character must be zero", () => {
+    const token = mintToken(claims, KEY);
+    const last = token.at(-1)!;
+    const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    // 32 bytes are 43 characters: the last carries 4 bits and 2 spare ones; setting a spare bit decodes alike.
+    const sibling = alphabet[alphabet.indexOf(last) ^ 1]!;
+    const respelled = `${token.slice(0, -1)}${sibling}`;
+    expect(Buffer.from(respelled.slice(respelled.lastIndexOf(".") + 1), "base64url")).toEqual(Buffer.from(token.slice(token.lastIndexOf(".") + 1), "base64url"));
+    expect(verifyToken(respelled, KEY, NOW)).toEqual({ ok: false, reason: "signature" });
+  });
+
   test("expiry: valid until exp, refused from it", () => {
     const token = mintToken(claims, KEY);
     expect(verifyToken(token, KEY, claims.exp - 1).ok).toBe(true);
