@@ -2,6 +2,7 @@
 import { adminFetch } from "./admin/index.ts";
 import type { AdminDeps } from "./admin/deps.ts";
 import { dataHandlers } from "./dataplane/index.ts";
+import { InboundLimit } from "./dataplane/inbound-limit.ts";
 import { defaultTooLarge } from "./http/serve.ts";
 import { laneProbe } from "./dataplane/probe.ts";
 import { HealthProber } from "./routing/health.ts";
@@ -45,7 +46,9 @@ export async function buildApps(deps: AppDeps, random: () => number = Math.rando
   groups.usage.registerMetrics(metrics.registry);
   // Started by the boot (main.ts), so apps built in tests run no timers.
   const health = new HealthProber(() => deps.holder.current, routing, laneProbe(deps.holder), deps.logger);
-  const data = dataHandlers({ ...deps, metrics, routing, auth: governance.ingressAuth, metering: groups.metering });
+  // Boot-scoped: the cap of the snapshot the process started with (the config lifecycle keeps it so).
+  const inbound = new InboundLimit(deps.holder.current.config.limits?.max_inbound_concurrent ?? 4096);
+  const data = dataHandlers({ ...deps, metrics, routing, auth: governance.ingressAuth, metering: groups.metering, inbound });
   return { data, admin: { fetch: adminFetch(adminDeps), routes: {}, tooLarge: defaultTooLarge }, routing, health, metering: groups.metering };
 }
 

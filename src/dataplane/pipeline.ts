@@ -7,6 +7,7 @@ import { poolFor, type ConfigHolder, type Snapshot } from "../config/snapshot.ts
 import { closeConnection, BodyTooLargeError } from "../http/serve.ts";
 import { irError, mergeUsage, ZERO_USAGE, type IrError, type IrRequest, type IrStreamPart } from "../ir/index.ts";
 import type { Metering, RequestMeter } from "../governance/metering.ts";
+import type { InboundLimit, InboundSlot } from "./inbound-limit.ts";
 import { mockRespond, mockStream } from "../providers/mock.ts";
 import type { IngressContext, ProtocolAdapter } from "../protocols/types.ts";
 import { route as routeRequest, type AttemptResult, type LaneTicket, type RouteOptions, type Routed, type RoutingCounters } from "../routing/failover.ts";
@@ -32,6 +33,8 @@ export interface PipelineDeps {
   readonly fetch?: UpstreamFetch;
   /** Group limits and the ledger (governance); absent = nothing is limited or metered. */
   readonly metering?: Metering;
+  /** `limits.max_inbound_concurrent`; absent = no global cap (pipelines built by tests). */
+  readonly inbound?: InboundLimit;
 }
 
 /** What every path needs about the request being served. */
@@ -48,6 +51,8 @@ export interface Exchange {
   readonly warn: (warning: string) => void;
   /** The request's hold on its group limits and its ledger rows; absent when it is not metered. */
   readonly meter?: RequestMeter;
+  /** The request's slot under max_inbound_concurrent; absent when there is no cap. */
+  readonly slot?: InboundSlot;
 }
 
 export interface ModelRoute {
@@ -125,6 +130,21 @@ function done(deps: PipelineDeps, ingress: ProtocolAdapter, pool: string, starte
 }
 
 export async function handleModelRequest(deps: PipelineDeps, ingress: ProtocolAdapter, request: Request, route: ModelRoute = {}): Promise<Response> {
+  if (!deps.inbound) return serveModelRequest(deps, ingress, request, route, undefined);
+  const slot = deps.inbound.enter();
+  if (!slot) {
+    const full = irError("overloaded", `The gateway has ${deps.inbound.cap} requests in flight (limits.max_inbound_concurrent); retry after 1 s.`, { status: 503, retryAfterSecs: 1 });
+    return done(deps, ingress, "", performance.now(), ingress.encodeError(full), "exhausted");
+  }
+  try {
+    return await serveModelRequest(deps, ingress, request, route, slot);
+  } finally {
+    // A streamed answer deferred its end to the stream (streamTicket); anything else is over here.
+    slot.answered();
+  }
+}
+
+async function serveModelRequest(deps: PipelineDeps, ingress: ProtocolAdapter, request: Request, route: ModelRoute, slot: InboundSlot | undefined): Promise<Response> {
   const started = performance.now();
   const snapshot = deps.holder.current;
   const refuse = (error: IrError, pool = "") => done(deps, ingress, pool, started, ingress.encodeError(error), "client_error");
@@ -144,7 +164,7 @@ export async function handleModelRequest(deps: PipelineDeps, ingress: ProtocolAd
   if (metered && !metered.ok) return refuse(metered.error, pool.name);
   const meter = metered?.meter;
 
-  const call = new ModelCall(deps, snapshot, ingress, request, body, context, model, meter);
+  const call = new ModelCall(deps, snapshot, ingress, request, body, context, model, meter, slot);
   let routed: Routed<Response>;
   try {
     routed = await routeRequest(pool, call);
@@ -180,6 +200,7 @@ class ModelCall implements RouteOptions<Response> {
     private readonly context: IngressContext,
     private readonly model: string,
     private readonly meter: RequestMeter | undefined,
+    private readonly slot: InboundSlot | undefined,
   ) {
     this.state = deps.routing;
     this.counters = routingCounters(deps.metrics);
@@ -197,7 +218,7 @@ class ModelCall implements RouteOptions<Response> {
       deps.metrics.translationWarnings.at(ingress.name, lane.provider.protocol).inc();
       deps.logger.debug("translation warning", { from: ingress.name, to: lane.provider.protocol, model, warning });
     };
-    const exchange: Exchange = { deps, snapshot: this.snapshot, ingress, request: this.request, body: this.body, context: this.context, lane, model, warn, meter: this.meter };
+    const exchange: Exchange = { deps, snapshot: this.snapshot, ingress, request: this.request, body: this.body, context: this.context, lane, model, warn, meter: this.meter, slot: this.slot };
     if (lane.provider.protocol === ingress.name) return passThrough(exchange, ticket);
     const decoded = this.decode(warn);
     if (lane.provider.protocol === "mock") return answerFromMock(exchange, decoded, ticket);
@@ -264,17 +285,22 @@ function usageTap(meter: RequestMeter, model: string): TransformStream<IrStreamP
 }
 
 /**
- * A streamed answer's ticket that also ends the request's meter when the stream settles: at its end,
- * when it breaks, or when the client leaves mid-stream (concurrency slots are freed in each case).
+ * A streamed answer's ticket that also ends the request's meter and its inbound slot when the stream
+ * settles: at its end, when it breaks, or when the client leaves mid-stream (concurrency is freed in each case).
  */
 export function streamTicket(exchange: Exchange, ticket: LaneTicket): LaneTicket {
-  const meter = exchange.meter;
-  if (!meter) return ticket;
-  meter.deferEnd();
+  const { meter, slot } = exchange;
+  if (!meter && !slot) return ticket;
+  meter?.deferEnd();
+  slot?.deferEnd();
+  const end = () => {
+    meter?.end();
+    slot?.end();
+  };
   return {
-    ok: () => (ticket.ok(), meter.end()),
-    broke: (error) => (ticket.broke(error), meter.end()),
-    released: () => (ticket.released(), meter.end()),
+    ok: () => (ticket.ok(), end()),
+    broke: (error) => (ticket.broke(error), end()),
+    released: () => (ticket.released(), end()),
   };
 }
 
