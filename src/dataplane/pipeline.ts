@@ -273,15 +273,23 @@ async function answerFromMock(exchange: Exchange, request: IrRequest, ticket: La
 /** The usage parts of an IR stream, told to the meter as they pass. */
 function usageTap(meter: RequestMeter, model: string): TransformStream<IrStreamPart, IrStreamPart> {
   let usage = ZERO_USAGE;
-  return new TransformStream({
+  let told = false;
+  // At the end, or when the client leaves: what it was sent still counts.
+  const tell = () => {
+    if (told) return;
+    told = true;
+    meter.usage(usage, model);
+  };
+  // `cancel` is in the Streams standard and in Bun, not yet in TypeScript's Transformer type.
+  const transformer: Transformer<IrStreamPart, IrStreamPart> & { cancel: () => void } = {
     transform(part, controller) {
       if (part.type === "usage") usage = mergeUsage(usage, part.usage);
       controller.enqueue(part);
     },
-    flush() {
-      meter.usage(usage, model);
-    },
-  });
+    flush: tell,
+    cancel: tell,
+  };
+  return new TransformStream(transformer);
 }
 
 /**
