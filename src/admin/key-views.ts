@@ -64,6 +64,12 @@ export const CreatedKeyView = Type.Object({
 });
 export type CreatedKeyView = Static<typeof CreatedKeyView>;
 
+/** GET /keys: checked by parseKeyListQuery (so a refusal names the parameter); declared for the OpenAPI document. */
+export const KeyListQuery = Type.Object({
+  limit: Type.Optional(Type.String({ description: "page size, 1 to 500 (default 50)" })),
+  cursor: Type.Optional(Type.String({ description: "the previous page's next_cursor" })),
+  include: Type.Optional(Type.String({ description: "`tombstoned` adds deleted keys" })),
+});
 export const KeyPageView = Type.Object({ items: Type.Array(KeyView), next_cursor: Nullable(Type.String()) });
 export type KeyPageView = Static<typeof KeyPageView>;
 

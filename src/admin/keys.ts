@@ -10,7 +10,7 @@ import type { KeyService, MintedKey } from "../governance/keys.ts";
 import type { KeyRecord } from "../store/keys.ts";
 import type { AdminDeps } from "./deps.ts";
 import { encodeKeyCursor, parseCreateKeyReq, parseKeyListQuery, parseUpdateKeyReq } from "./key-requests.ts";
-import { CacheFlushView, CreatedKeyView, CreateKeyReq, FlushCacheReq, KeyPageView, KeyView, UpdateKeyReq } from "./key-views.ts";
+import { CacheFlushView, CreatedKeyView, CreateKeyReq, FlushCacheReq, KeyListQuery, KeyPageView, KeyView, UpdateKeyReq } from "./key-views.ts";
 import { principalOf } from "./principal.ts";
 
 export function keyView(record: KeyRecord): KeyView {
@@ -66,7 +66,7 @@ export const keysController = (deps: AdminDeps) =>
         const page = await serviceOf(deps).page(limit, after, includeTombstoned);
         return { items: page.items.map(keyView), next_cursor: page.next && encodeKeyCursor(page.next) };
       },
-      { response: { 200: KeyPageView } },
+      { query: KeyListQuery, response: { 200: KeyPageView } },
     )
     .get("/keys/:id", ({ params, query }) => keyView(serviceOf(deps).get(params.id, query.include === "tombstoned")), { response: { 200: KeyView } })
     .patch(

@@ -1,6 +1,7 @@
 // Metering views: GET /keys/{id}/usage (KeyMeteringView), GET /groups/{name}/usage (GroupUsageView) and
 // GET /usage/keys?from=&to= (KeyUsageView rows, epoch seconds, `to` exclusive). All are derived from
 // the ledger at read time, priced with the current rate card.
+import { Type } from "@sinclair/typebox";
 import type { UsageService } from "../governance/usage.ts";
 import { jsonController } from "../http/elysia.ts";
 import { GatewayError } from "../http/errors.ts";
@@ -24,4 +25,10 @@ export const usageController = (deps: AdminDeps) =>
   jsonController("admin.usage")
     .get("/keys/:id/usage", ({ params }) => usageOf(deps).keyMetering(params.id), { response: { 200: KeyMeteringView } })
     .get("/groups/:name/usage", ({ params }) => usageOf(deps).groupUsage(params.name), { response: { 200: GroupUsageView } })
-    .get("/usage/keys", ({ query }) => usageOf(deps).keyUsage(epochSecs(query, "from"), epochSecs(query, "to")), { response: { 200: KeyUsagePageView } });
+    .get("/usage/keys", ({ query }) => usageOf(deps).keyUsage(epochSecs(query, "from"), epochSecs(query, "to")), { query: UsageRangeQuery, response: { 200: KeyUsagePageView } });
+
+/** GET /usage/keys: epoch seconds, `to` exclusive; checked by epochSecs. */
+const UsageRangeQuery = Type.Object({
+  from: Type.Optional(Type.String({ description: "epoch seconds, inclusive" })),
+  to: Type.Optional(Type.String({ description: "epoch seconds, exclusive" })),
+});
