@@ -1,9 +1,8 @@
 // Groups on the admin plane: GET /groups, GET/PATCH/DELETE /groups/{name}, POST /groups. Config-file
 // groups are listed and read like the others but refused (409 conflict) by PATCH and DELETE: the file
 // is their source of truth. Every mutation, applied or refused, is audited by the service.
-import { Value } from "@sinclair/typebox/value";
+import type { TSchema } from "@sinclair/typebox";
 import { requestBody } from "./openapi.ts";
-import { schemaErrors } from "../config/schema-errors.ts";
 import type { GroupService } from "../governance/groups.ts";
 import type { GroupNode, Limit } from "../governance/limits.ts";
 import { isWindowLimit } from "../governance/limits.ts";
@@ -11,6 +10,7 @@ import { jsonController } from "../http/elysia.ts";
 import { GatewayError } from "../http/errors.ts";
 import type { AdminDeps } from "./deps.ts";
 import { GroupCfgBody, GroupListView, GroupPatchBody, GroupView, type LimitView } from "./group-views.ts";
+import { shape } from "./pages.ts";
 import { principalOf } from "./principal.ts";
 
 export function limitView(limit: Limit): LimitView {
@@ -37,11 +37,11 @@ export function groupsOf(deps: AdminDeps): GroupService {
 }
 
 /** The body checked against its schema; a refusal is audited before the 400. */
-async function checked<T>(groups: GroupService, schema: Parameters<typeof Value.Check>[0], body: unknown, audit: { action: string; name: string; principal: string }): Promise<T> {
-  if (typeof body === "object" && body !== null && !Array.isArray(body) && Value.Check(schema, body)) return body as T;
-  const message = typeof body !== "object" || body === null || Array.isArray(body) ? "request body must be a JSON object" : schemaErrors(schema, body, { style: "pointer" }).join("; ");
-  await groups.refuse(audit.action, audit.name, audit.principal, new GatewayError("invalid_request", message));
-  throw new GatewayError("invalid_request", message);
+async function checked<T>(groups: GroupService, schema: TSchema, body: unknown, audit: { action: string; name: string; principal: string }): Promise<T> {
+  const result = shape<T>(schema, body);
+  if (result.ok) return result.value;
+  await groups.refuse(audit.action, audit.name, audit.principal, new GatewayError("invalid_request", result.message));
+  throw new GatewayError("invalid_request", result.message);
 }
 
 export const groupsController = (deps: AdminDeps) =>

@@ -17,15 +17,13 @@ import { keysController } from "./keys.ts";
 import { usageController } from "./usage.ts";
 import { rememberPrincipal } from "./principal.ts";
 import { openApiDocument } from "./openapi.ts";
+import { isMutation } from "./scopes.ts";
 import { AdminRateLimit } from "./rate-limit.ts";
 import { auditScope } from "../governance/audit.ts";
 import type { Server } from "bun";
 
 export const ADMIN_PREFIX = "/api/v1/admin";
 
-/** POSTs that change nothing (dry runs), open to read-only principals. */
-const READ_ONLY_POSTS = new Set([`${ADMIN_PREFIX}/config/validate`, `${ADMIN_PREFIX}/plugins/inspect`]);
-const READ_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
 export function buildAdminApp(deps: AdminDeps) {
   let document: object | undefined;
@@ -96,7 +94,7 @@ export function adminFetch(deps: AdminDeps): (request: Request, server?: Pick<Se
       });
     }
     const pathname = new URL(request.url).pathname;
-    const mutation = !READ_METHODS.has(request.method) && !READ_ONLY_POSTS.has(pathname);
+    const mutation = isMutation(request.method, pathname.slice(ADMIN_PREFIX.length));
     if (mutation && principal.scope !== "full") {
       const { action, resource } = attemptedAction(request.method, pathname);
       await deps.audit?.record({ action, resource, outcome: "rejected", principal: principal.id });

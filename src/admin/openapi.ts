@@ -3,6 +3,7 @@
 // named by `requestBody(schema)` in its `detail`) are the ones that validate the traffic, so the document cannot drift from it.
 import { ERROR_STATUS } from "../http/errors.ts";
 import { VERSION } from "../version.ts";
+import { isMutation } from "./scopes.ts";
 import { ErrorEnvelope } from "./views.ts";
 
 interface RouteLike {
@@ -40,7 +41,7 @@ function operationId(method: string, relative: string): string {
 
 function operation(route: RouteLike, prefix: string): Json {
   const relative = route.path.slice(prefix.length);
-  const mutation = MUTATING.has(route.method) && !DRY_RUNS.has(relative);
+  const mutation = isMutation(route.method, relative);
   const parameters: Json[] = [];
   for (const [, name] of route.path.matchAll(/:([A-Za-z_]+)/g)) parameters.push({ name, in: "path", required: true, schema: { type: "string" } });
   const query = route.hooks?.query as { properties?: Record<string, unknown>; required?: string[] } | undefined;

@@ -183,11 +183,10 @@ export class ConfigLifecycle {
     if (check) return check;
     const next = this.#load(mergeTrees(this.#base, overlay));
     if (!next.ok) return next;
+    const base = this.#base;
     await this.#deps.persistOverlay(overlay);
-    // The awaited write let other changes in: they are kept; only the overlay moves.
-    const recheck = this.#check({ ...m, expectedVersion: undefined });
-    if (recheck) return recheck;
-    const committed = this.#commit(this.#base, overlay, { ...m, expectedVersion: undefined });
+    // The awaited write may have let another change in: then the overlay goes over what is current now.
+    const committed = this.#base === base && this.current.version + 1 === next.snapshot.version ? this.#swap(next.snapshot, base, overlay, m) : this.#commit(this.#base, overlay, { ...m, expectedVersion: undefined });
     return committed.ok ? { ...committed, reloadToApply: bootScopedIn(patch) } : committed;
   }
 
@@ -200,6 +199,10 @@ export class ConfigLifecycle {
   }
 
   #load(effective: ConfigTree): { ok: true; snapshot: Snapshot } | Refused {
+    // Checked as given first, boot-scoped members included: that is what the next boot will load, and a
+    // value that would stop it (a bad listen address in the overlay) must be refused now, not then.
+    const asGiven = loadConfigTree(effective, this.current.source, { env: this.#deps.env, version: this.current.version + 1 });
+    if (!asGiven.ok) return { ok: false, code: "invalid_request", message: `config invalid: ${asGiven.errors.join("; ")}`, errors: asGiven.errors };
     // Boot-scoped members stay as booted: the running sockets, TLS, store and pools are those.
     const live = clone(effective);
     for (const path of BOOT_SCOPED) setPath(live, path, getPath(this.#pinned, path));
@@ -212,12 +215,15 @@ export class ConfigLifecycle {
     const refused = this.#check(m);
     if (refused) return refused;
     const loaded = this.#load(mergeTrees(base, overlay));
-    if (!loaded.ok) return loaded;
-    this.#deps.holder.swap(loaded.snapshot);
-    this.#base = clone(base);
+    return loaded.ok ? this.#swap(loaded.snapshot, base, overlay, m) : loaded;
+  }
+
+  #swap(snapshot: Snapshot, base: ConfigTree, overlay: ConfigTree, m: Mutation): Applied {
+    this.#deps.holder.swap(snapshot);
+    this.#base = base === this.#base ? base : clone(base);
     this.#overlay = overlay;
-    this.#retain(loaded.snapshot, this.#base, m.principal, m.summary);
-    return { ok: true, snapshot: loaded.snapshot };
+    this.#retain(snapshot, this.#base, m.principal, m.summary);
+    return { ok: true, snapshot };
   }
 
   #retain(snapshot: Snapshot, base: ConfigTree, principal: string, summary: string): void {

@@ -3,7 +3,7 @@
 // hold under concurrent applies, reload re-reads the file, and the settings overlay is live for live
 // sections, stored for restart-only ones, and applied again at the next boot.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { json, LISTEN_ANY, startGateway, type RunningGateway } from "../support/gateway.ts";
 
@@ -162,6 +162,25 @@ describe("settings overlay", () => {
       const refused = await admin("/config/settings", { method: "PUT", body: JSON.stringify({ [member]: {} }) });
       expect(refused.status).toBe(400);
     }
+  });
+
+  test("a malformed body or a bad value is 400 naming the member, and nothing is stored or applied", async () => {
+    const before = await version();
+    const put = (body: string) => admin("/config/settings", { method: "PUT", body });
+    for (const [body, names] of [
+      ["[]", "JSON object"],
+      ["{not json", "not valid JSON"],
+      ['{"security": {"max_body_bytes": "big"}}', "security.max_body_bytes"],
+      ['{"limits": {"nope": 1}}', "limits.nope"],
+      ['{"listen": 8080}', "listen"],
+    ] as const) {
+      const refused = await put(body);
+      expect({ body, status: refused.status }).toEqual({ body, status: 400 });
+      expect(((await json(refused)) as { error: { message: string } }).error.message).toContain(names);
+    }
+    expect(await version()).toBe(before);
+    expect(((await json(await admin("/config/settings"))) as { settings: unknown }).settings).toEqual({});
+    expect(existsSync(join(gw.dir, "gateway.overlay.yaml"))).toBe(false);
   });
 
   test("a live section takes effect without restart", async () => {
