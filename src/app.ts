@@ -11,6 +11,7 @@ import { laneStates } from "./routing/views.ts";
 import { dataPlaneMetrics } from "./telemetry/metrics.ts";
 import { buildGovernance } from "./governance/index.ts";
 import type { SqliteStore } from "./store/sqlite.ts";
+import { auditHeadPath } from "./store/audit-head.ts";
 import type { KeyRecord } from "./store/keys.ts";
 import { buildGroupGovernance, type GroupGovernance } from "./governance/group-services.ts";
 import type { KeyInfo } from "./governance/usage.ts";
@@ -24,6 +25,8 @@ export async function buildApps(deps: AppDeps, random: () => number = Math.rando
     database: deps.store.database,
     holder: deps.holder,
     now: deps.now,
+    auditHeadPath: auditHeadPath(deps.store.path),
+    logger: deps.logger,
     // Called while governance is built; the registry callbacks run later, once it exists.
     groups: (audit) =>
       (grouped = buildGroupGovernance({

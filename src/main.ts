@@ -8,11 +8,12 @@ import { CliError, HELP, parseCli, type CliOptions } from "./cli.ts";
 import { embeddedDefaultText } from "./config/default.ts";
 import { ConfigLifecycle, loadBoot, type ConfigTree } from "./config/lifecycle.ts";
 import { locateConfig, type ConfigSource, type LoadResult } from "./config/load.ts";
-import { overlaySettings, readOverlay, writeOverlay, type OverlaySettings } from "./config/overlay.ts";
+import { overlaySettings, readOverlay, stageOverlay, type OverlaySettings } from "./config/overlay.ts";
 import { ConfigHolder, type Snapshot } from "./config/snapshot.ts";
 import { listenerAddress, startListener } from "./http/serve.ts";
 import { SqliteStore, StoreOpenError } from "./store/sqlite.ts";
 import { SqliteAuditStore } from "./store/audit.ts";
+import { auditHeadPath } from "./store/audit-head.ts";
 import { verifyAudit } from "./governance/audit.ts";
 import { createLogger, type Logger } from "./telemetry/logger.ts";
 import { VERSION } from "./version.ts";
@@ -80,7 +81,7 @@ class BootConfig {
       bootBase: this.base,
       bootOverlay: this.overlay,
       readFile: file === undefined ? undefined : () => readConfigFile(file),
-      persistOverlay: (overlay) => writeOverlay(this.settings.path, overlay),
+      stageOverlay: (overlay) => stageOverlay(this.settings.path, overlay),
     });
   }
 }
@@ -114,7 +115,7 @@ async function verifyAuditCommand(result: LoadResult, source: string): Promise<n
     return 1;
   }
   try {
-    const verdict = await verifyAudit(new SqliteAuditStore(store.database));
+    const verdict = await verifyAudit(new SqliteAuditStore(store.database, auditHeadPath(store.path)));
     if (verdict.ok) return out(`audit log intact: ${verdict.checked} entries checked`), 0;
     process.stderr.write(`audit log broken at entry ${verdict.first_bad_seq}: ${verdict.reason} (${verdict.checked} entries before it are intact)\n`);
     return 1;
@@ -136,9 +137,10 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
     store = SqliteStore.open(storePath);
   } catch (error) {
     if (!(error instanceof StoreOpenError)) throw error;
-    logger.error("store unavailable; not starting", { error: error.message });
+    logger.error("store unavailable; not starting", { store: storePath, error: error.message });
     return 1;
   }
+  if (store.created) logger.info(`creating new store at ${storePath}`, { store: storePath });
 
   const holder = new ConfigHolder(snapshot);
   const lifecycle = boot.lifecycle(holder);
@@ -148,7 +150,16 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
     restartRequested = true;
     requestStop("POST /restart");
   };
-  const apps = await buildApps({ holder, store, logger, now: Date.now, startedAt, env, lifecycle, restart });
+  let apps: Awaited<ReturnType<typeof buildApps>>;
+  try {
+    apps = await buildApps({ holder, store, logger, now: Date.now, startedAt, env, lifecycle, restart });
+  } catch (error) {
+    // A stored row that does not parse: named (table, row, column) in one line, not a stack trace.
+    if (!(error instanceof StoreOpenError)) throw error;
+    logger.error("store unreadable; not starting", { store: storePath, error: error.message });
+    await store.close();
+    return 1;
+  }
   // Handlers go in before any listener exists, so a signal at any moment after this drains cleanly.
   const shutdown = shutdownOnSignals(servers, logger, async () => {
     // The ledger's last batch (at most a second of rows) goes in before the store closes.

@@ -1,6 +1,8 @@
 // Config mutations through the admin API: the expected version (body member or If-Match), the change
 // itself, and its audit record, applied or rejected (spec: every attempted admin mutation is audited).
-import type { Applied, Refused } from "../config/lifecycle.ts";
+// The entry (and a settings change's overlay file) commits first; the config goes live only after.
+import type { Plan, Planned, Refused, StagedFile } from "../config/lifecycle.ts";
+import type { Change } from "../governance/types.ts";
 import { GatewayError } from "../http/errors.ts";
 import type { AdminDeps } from "./deps.ts";
 import { principalOf } from "./principal.ts";
@@ -24,18 +26,28 @@ export function refusal(refused: Refused): GatewayError {
   return new GatewayError(refused.code, refused.message);
 }
 
-/** Runs one config change, audits it, and answers its snapshot or throws its refusal as the envelope. */
-export async function auditedChange<T extends Applied>(deps: AdminDeps, request: Request, action: string, resource: string, change: () => T | Promise<T>): Promise<Extract<T, { ok: true }>> {
-  let result: T;
-  try {
-    result = await change();
-  } catch (error) {
-    await audit(deps, request, action, resource, "rejected");
-    throw error;
-  }
-  await audit(deps, request, action, resource, result.ok ? "applied" : "rejected");
-  if (!result.ok) throw refusal(result);
-  return result as Extract<T, { ok: true }>;
+/**
+ * Plans one config change in the audit log's turn, commits its audit entry (with its overlay file, if
+ * any), then makes it live and answers its plan; a refusal is audited as rejected and thrown as the envelope.
+ */
+export async function auditedChange<T extends Planned>(deps: AdminDeps, request: Request, action: string, resource: string, plan: () => T): Promise<Extract<T, Plan>> {
+  const toChange = (): Change<Extract<T, Plan>> => {
+    const planned = plan();
+    if (!planned.ok) throw refusal(planned);
+    let staged: StagedFile | undefined;
+    return {
+      stage: planned.overlayFile && (async () => void (staged = await planned.overlayFile!())),
+      write: () => staged?.install(),
+      undo: async () => staged?.discard(),
+      apply: () => (planned.swap(), planned as Extract<T, Plan>),
+    };
+  };
+  if (deps.audit) return deps.audit.commit({ action, resource, principal: principalOf(request) }, toChange);
+  // Apps built by tests without an audit log: the same steps, nothing to record.
+  const change = toChange();
+  await change.stage?.();
+  change.write?.();
+  return change.apply();
 }
 
 /** A body the route's schema refuses: audited as rejected, then the envelope names the member. */

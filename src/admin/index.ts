@@ -97,17 +97,17 @@ export function adminFetch(deps: AdminDeps): (request: Request, server?: Pick<Se
     const mutation = isMutation(request.method, pathname.slice(ADMIN_PREFIX.length));
     if (mutation && principal.scope !== "full") {
       const { action, resource } = attemptedAction(request.method, pathname);
-      await deps.audit?.record({ action, resource, outcome: "rejected", principal: principal.id });
+      await deps.audit?.record({ action, resource, outcome: "rejected", principal: principal.id, credential: principal.credential });
       return errorResponse("forbidden", "this credential has read-only scope; the request needs full scope");
     }
     rememberPrincipal(request, principal);
     if (!mutation) return handle(request);
-    const scope = { recorded: false };
+    const scope = { recorded: false, credential: principal.credential };
     const response = await auditScope.run(scope, () => handle(request));
     // A mutation refused before its handler ran (a body that is not JSON, an unknown route) is still an attempt.
     if (!scope.recorded && response.status !== 404 && response.status !== 405) {
       const { action, resource } = attemptedAction(request.method, pathname);
-      await deps.audit?.record({ action, resource, outcome: response.status < 400 ? "applied" : "rejected", principal: principal.id });
+      await deps.audit?.record({ action, resource, outcome: response.status < 400 ? "applied" : "rejected", principal: principal.id, credential: principal.credential });
     }
     return response;
   };

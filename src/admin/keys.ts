@@ -88,9 +88,9 @@ export const keysController = (deps: AdminDeps) =>
         // FlushCacheReq: an absent body or module flushes every partition; extra members are ignored.
         const module = typeof body === "object" && body !== null && "module" in body ? (body as { module: unknown }).module : undefined;
         if (module !== undefined && module !== null && typeof module !== "string") throw new GatewayError("invalid_request", "/module: expected a string or null");
-        const flushed = deps.authCache?.flush(module) ?? 0;
-        await deps.audit?.record({ action: "auth.cache_flush", resource: `auth-cache:${module ?? "*"}`, outcome: "applied", principal: principalOf(request) });
-        return { flushed };
+        const flush = () => ({ flushed: deps.authCache?.flush(module) ?? 0 });
+        if (!deps.audit) return flush();
+        return deps.audit.commit({ action: "auth.cache_flush", resource: `auth-cache:${module ?? "*"}`, principal: principalOf(request) }, () => ({ apply: flush }));
       },
       { detail: requestBody(FlushCacheReq, false), response: { 200: CacheFlushView } },
     );

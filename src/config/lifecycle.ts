@@ -1,8 +1,10 @@
 // The config's life after boot: API applies, rollbacks, reloads from disk and the settings overlay, each
 // a new snapshot swapped whole (config_version +1, process-local), with the last N versions retained for
-// history, diff and rollback. Every change is validated exactly as boot validates. A change is computed
-// and swapped synchronously, with no await between the `expected_version` check and the swap, so two
-// concurrent changes holding the same expected version can never both win.
+// history, diff and rollback. Every change is validated exactly as boot validates. A change is planned
+// (checked and loaded) here and swapped in by its plan's `swap`, which the admin layer calls only once
+// the change's audit entry (and the overlay file of a settings change) has committed; plans run one at a
+// time in the audit log's turn, and `swap` refuses a plan the config has moved on from, so two concurrent
+// changes holding the same expected version can never both win.
 //
 // What is live: effective = base (file, or the last API apply/rollback) + overlay (PUT /config/settings),
 // except the boot-scoped members below, which stay as the process booted until a restart (sockets, TLS,
@@ -31,7 +33,27 @@ export interface Mutation {
 }
 
 export type Refused = { readonly ok: false; readonly code: "version_conflict" | "invalid_request" | "not_found"; readonly message: string; readonly errors?: readonly string[] };
-export type Applied = { readonly ok: true; readonly snapshot: Snapshot } | Refused;
+
+/** A file written beside its target, put in place inside the change's transaction, restored if that fails. */
+export interface StagedFile {
+  /** Synchronous: runs inside the audit entry's transaction. */
+  install(): void;
+  /** Removes the staged file, or puts the previous one back when it was installed. */
+  discard(): Promise<void>;
+}
+
+/** A checked change, not yet live. */
+export interface Plan {
+  readonly ok: true;
+  readonly snapshot: Snapshot;
+  /** Boot-scoped members a settings change set (what its answer names in reload_to_apply). */
+  readonly reloadToApply?: string[];
+  /** The overlay file of a settings change, to stage before the commit and install within it. */
+  readonly overlayFile?: () => Promise<StagedFile>;
+  /** Makes it live: the new snapshot, base and overlay, and a retained version. Throws if the config moved on. */
+  swap(): void;
+}
+export type Planned = Plan | Refused;
 
 /** Settable root sections of PUT /config/settings (spec ConfigSettingsView). */
 export const SETTINGS_SECTIONS = ["rate_card", "per_request_fee", "security", "health", "routing", "limits", "advanced", "listen", "admin_listen", "tls", "admin_tls", "admin_require_mtls", "store"] as const;
@@ -62,8 +84,8 @@ export interface LifecycleDeps {
   readonly bootOverlay: ConfigTree;
   /** Re-reads the config file (POST /config/reload); undefined for the embedded default. */
   readonly readFile?: () => { ok: true; text: string } | { ok: false; error: string };
-  /** Persists the overlay (PUT /config/settings); resolves once it is durable. */
-  readonly persistOverlay: (overlay: ConfigTree) => Promise<void>;
+  /** Writes the overlay (PUT /config/settings) beside the overlay file, to be installed at the commit. */
+  readonly stageOverlay: (overlay: ConfigTree) => Promise<StagedFile>;
 }
 
 const clone = <T>(value: T): T => structuredClone(value);
@@ -141,25 +163,25 @@ export class ConfigLifecycle {
   }
 
   /** POST /config/apply: a whole new base. */
-  apply(tree: unknown, m: Mutation): Applied {
+  apply(tree: unknown, m: Mutation): Planned {
     if (!isObject(tree)) return { ok: false, code: "invalid_request", message: "config: expected a mapping of config sections" };
-    return this.#commit(tree, this.#overlay, m);
+    return this.#plan(tree, this.#overlay, m);
   }
 
   /** A change to the current base (PUT /admin-auth and other one-section edits). */
-  edit(change: (base: ConfigTree) => ConfigTree, m: Mutation): Applied {
-    return this.#commit(change(clone(this.#base)), this.#overlay, m);
+  edit(change: (base: ConfigTree) => ConfigTree, m: Mutation): Planned {
+    return this.#plan(change(clone(this.#base)), this.#overlay, m);
   }
 
   /** POST /config/rollback: the retained version's base, with today's overlay, as a new version. */
-  rollback(version: number, m: Mutation): Applied {
+  rollback(version: number, m: Mutation): Planned {
     const record = this.version(version);
     if (!record) return { ok: false, code: "not_found", message: `config version ${version} is not retained (kept: ${this.#versions.map((r) => r.version).join(", ")})` };
-    return this.#commit(record.base, this.#overlay, m);
+    return this.#plan(record.base, this.#overlay, m);
   }
 
   /** POST /config/reload: the file as it is now, with the overlay. */
-  reload(m: Mutation): Applied {
+  reload(m: Mutation): Planned {
     const read = this.#deps.readFile?.();
     if (read && !read.ok) return { ok: false, code: "invalid_request", message: read.error };
     let base = this.#deps.bootBase;
@@ -169,25 +191,19 @@ export class ConfigLifecycle {
       if (!isObject(parsed.tree)) return { ok: false, code: "invalid_request", message: "config file: expected a mapping of config sections" };
       base = parsed.tree;
     }
-    return this.#commit(base, this.#overlay, m);
+    return this.#plan(base, this.#overlay, m);
   }
 
   /**
    * PUT /config/settings: `patch` merged into the overlay (`null` removes a member, so the file's value
-   * shows again), validated over the current base, swapped, then persisted. The overlay is kept in memory
-   * only once it is durable.
+   * shows again), validated over the current base. The plan carries the overlay file, so the file, the
+   * audit entry and the live snapshot change together.
    */
-  async putSettings(patch: ConfigTree, m: Mutation): Promise<Applied & { reloadToApply?: string[] }> {
+  putSettings(patch: ConfigTree, m: Mutation): Planned {
     const overlay = withoutNulls(mergeTrees(this.#overlay, patch));
-    const check = this.#check(m);
-    if (check) return check;
-    const next = this.#load(mergeTrees(this.#base, overlay));
-    if (!next.ok) return next;
-    const base = this.#base;
-    await this.#deps.persistOverlay(overlay);
-    // The awaited write may have let another change in: then the overlay goes over what is current now.
-    const committed = this.#base === base && this.current.version + 1 === next.snapshot.version ? this.#swap(next.snapshot, base, overlay, m) : this.#commit(this.#base, overlay, { ...m, expectedVersion: undefined });
-    return committed.ok ? { ...committed, reloadToApply: bootScopedIn(patch) } : committed;
+    const planned = this.#plan(this.#base, overlay, m);
+    if (!planned.ok) return planned;
+    return { ...planned, reloadToApply: bootScopedIn(patch), overlayFile: () => this.#deps.stageOverlay(overlay) };
   }
 
   #check(m: Mutation): Refused | undefined {
@@ -211,19 +227,23 @@ export class ConfigLifecycle {
     return loaded;
   }
 
-  #commit(base: ConfigTree, overlay: ConfigTree, m: Mutation): Applied {
+  #plan(base: ConfigTree, overlay: ConfigTree, m: Mutation): Planned {
     const refused = this.#check(m);
     if (refused) return refused;
     const loaded = this.#load(mergeTrees(base, overlay));
-    return loaded.ok ? this.#swap(loaded.snapshot, base, overlay, m) : loaded;
-  }
-
-  #swap(snapshot: Snapshot, base: ConfigTree, overlay: ConfigTree, m: Mutation): Applied {
-    this.#deps.holder.swap(snapshot);
-    this.#base = base === this.#base ? base : clone(base);
-    this.#overlay = overlay;
-    this.#retain(snapshot, this.#base, m.principal, m.summary);
-    return { ok: true, snapshot };
+    if (!loaded.ok) return loaded;
+    const { snapshot } = loaded;
+    return {
+      ok: true,
+      snapshot,
+      swap: () => {
+        if (this.current.version + 1 !== snapshot.version) throw new Error(`config moved on to version ${this.current.version} while version ${snapshot.version} was being committed`);
+        this.#deps.holder.swap(snapshot);
+        this.#base = base === this.#base ? base : clone(base);
+        this.#overlay = overlay;
+        this.#retain(snapshot, this.#base, m.principal, m.summary);
+      },
+    };
   }
 
   #retain(snapshot: Snapshot, base: ConfigTree, principal: string, summary: string): void {

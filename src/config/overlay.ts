@@ -1,12 +1,13 @@
 // The settings overlay file (`config.overlay`, default ./gateway.overlay.yaml): what PUT
 // /config/settings stored, applied over the config file at every boot. Read once at boot; written
 // whole to a temporary file and renamed over the old one, so a crash mid-write leaves either the old
-// overlay or the new one, never half of one.
-import { existsSync, readFileSync } from "node:fs";
-import { rename, writeFile } from "node:fs/promises";
+// overlay or the new one, never half of one. The rename happens inside the settings change's audit
+// transaction, and the old overlay is put back if that transaction fails.
+import { existsSync, readFileSync, renameSync } from "node:fs";
+import { readFile, rename, unlink, writeFile } from "node:fs/promises";
 import { resolve as resolvePath } from "node:path";
 import { parseDocument, stringify } from "yaml";
-import type { ConfigTree } from "./lifecycle.ts";
+import type { ConfigTree, StagedFile } from "./lifecycle.ts";
 import { parseConfigText, type LoadContext } from "./load.ts";
 
 export interface OverlaySettings {
@@ -38,9 +39,24 @@ export function readOverlay(settings: OverlaySettings): { ok: true; overlay: Con
   return { ok: true, overlay: tree as ConfigTree };
 }
 
-export async function writeOverlay(path: string, overlay: ConfigTree): Promise<void> {
+const HEADER = "# Written by the gateway (PUT /config/settings); applied over the config file at boot.\n";
+
+/** The new overlay written beside `path`; installed by a rename, and undone to the file that was there. */
+export async function stageOverlay(path: string, overlay: ConfigTree): Promise<StagedFile> {
   const temporary = `${path}.${process.pid}.tmp`;
-  const header = "# Written by the gateway (PUT /config/settings); applied over the config file at boot.\n";
-  await writeFile(temporary, header + stringify(overlay), { mode: 0o600 });
-  await rename(temporary, path);
+  const previous = existsSync(path) ? await readFile(path, "utf8") : undefined;
+  await writeFile(temporary, HEADER + stringify(overlay), { mode: 0o600 });
+  let installed = false;
+  return {
+    install: () => {
+      renameSync(temporary, path);
+      installed = true;
+    },
+    discard: async () => {
+      if (!installed) return unlink(temporary);
+      if (previous === undefined) return unlink(path);
+      await writeFile(temporary, previous, { mode: 0o600 });
+      await rename(temporary, path);
+    },
+  };
 }

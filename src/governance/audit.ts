@@ -1,14 +1,24 @@
 // The audit log: every attempted admin mutation, applied or rejected, as a sha256 hash chain
-// (spec "AuditEntry"; gaps.md "Audit verification"). The chain continues across restarts from the
-// newest stored entry, so seq stays unique for the store's life, not only the process's.
+// (spec "AuditEntry"; gaps.md "Audit verification"). A mutation and its entry commit together or not at
+// all (AuditLog.commit), and a head anchor kept apart from the chain (store/audit-head.ts) makes removing
+// the newest entries visible and keeps seq from being reused after a restart.
 import { AsyncLocalStorage } from "node:async_hooks";
+import type { AuditHead } from "../store/audit-head.ts";
 import type { AuditEntry, AuditStore } from "../store/audit.ts";
-import type { AuditRecord, AuditSink } from "./types.ts";
+import type { Logger } from "../telemetry/logger.ts";
+import type { AuditAttempt, AuditRecord, AuditSink, Change } from "./types.ts";
 
-/** Lowercase hex sha256 of `prev_hash|seq|ts|action|resource|outcome|principal`. */
-export function auditHash(entry: Omit<AuditEntry, "hash">): string {
-  const text = [entry.prev_hash, entry.seq, entry.ts, entry.action, entry.resource, entry.outcome, entry.principal].join("|");
-  return new Bun.CryptoHasher("sha256").update(text).digest("hex");
+type Unhashed = Omit<AuditEntry, "hash" | "credential"> & { readonly credential?: string | null };
+
+/**
+ * Lowercase hex sha256 of `prev_hash|seq|ts|action|resource|outcome|principal`, with `|credential`
+ * appended when the entry names one: entries written before the credential existed hash as they did,
+ * and dropping a credential from a newer entry breaks its hash.
+ */
+export function auditHash(entry: Unhashed): string {
+  const fields: unknown[] = [entry.prev_hash, entry.seq, entry.ts, entry.action, entry.resource, entry.outcome, entry.principal];
+  if (entry.credential != null) fields.push(entry.credential);
+  return new Bun.CryptoHasher("sha256").update(fields.join("|")).digest("hex");
 }
 
 /** gaps.md "Audit verification": GET /audit/verify and `gateway --verify-audit`. */
@@ -21,26 +31,58 @@ export interface AuditVerification {
 
 const VERIFY_BATCH = 1000;
 
+interface HeadCheck {
+  /** Where the chain continues: the anchor when entries above the stored newest were removed. */
+  readonly head: AuditHead;
+  readonly problem?: { readonly seq: number; readonly reason: string };
+  /** Whether the anchor should be rewritten to `head` (none yet, or behind after a crash). */
+  readonly stale: boolean;
+}
+
+/**
+ * The stored chain's newest entry against the head anchor. Behind the anchor = truncated; a different hash
+ * at the anchor's seq = rewritten. Ahead of it is allowed: a crash between a commit and the anchor's write.
+ */
+async function checkHead(store: AuditStore, last: AuditEntry | undefined): Promise<HeadCheck> {
+  const chain: AuditHead = last ? { seq: last.seq, hash: last.hash } : { seq: 0, hash: "" };
+  const read = await store.head();
+  if (read.state === "none") return { head: chain, stale: true };
+  if (read.state === "bad") return { head: chain, stale: false, problem: { seq: chain.seq + 1, reason: `the audit head anchor ${read.path} ${read.problem}` } };
+  const anchor = read.head;
+  if (chain.seq < anchor.seq) {
+    const reason = `the chain ends at entry ${chain.seq} but its head anchor ${read.path} names entry ${anchor.seq}: the newest entries were removed (truncated)`;
+    return { head: anchor, stale: false, problem: { seq: chain.seq + 1, reason } };
+  }
+  if (anchor.seq > 0) {
+    const [atAnchor] = await store.forward(anchor.seq - 1, 1);
+    if (atAnchor?.seq !== anchor.seq || atAnchor.hash !== anchor.hash) {
+      return { head: chain, stale: false, problem: { seq: anchor.seq, reason: `entry ${anchor.seq} does not match the head anchor ${read.path} (the chain was rewritten)` } };
+    }
+  }
+  return { head: chain, stale: chain.seq !== anchor.seq };
+}
+
 /**
  * Walks the stored chain oldest first. Each entry's hash must be its own fields' hash (an altered entry
  * fails), its seq one above the previous (a deleted entry leaves a gap), and its prev_hash the previous
  * entry's hash (a reordered or removed entry breaks the link). The oldest retained entry anchors the
- * chain: its prev_hash is empty when it is seq 1, and names a pruned predecessor otherwise.
+ * chain: its prev_hash is empty when it is seq 1, and names a pruned predecessor otherwise. The newest
+ * must agree with the head anchor (removed newest entries leave no gap to find otherwise).
  */
 export async function verifyAudit(store: AuditStore): Promise<AuditVerification> {
   let checked = 0;
   let previous: AuditEntry | undefined;
-  const bad = (entry: AuditEntry, reason: string): AuditVerification => ({ ok: false, checked, first_bad_seq: entry.seq, reason });
+  const bad = (seq: number, reason: string): AuditVerification => ({ ok: false, checked, first_bad_seq: seq, reason });
   for (let after = 0; ; ) {
     const batch = await store.forward(after, VERIFY_BATCH);
     for (const entry of batch) {
       const { hash, ...fields } = entry;
-      if (auditHash(fields) !== hash) return bad(entry, `entry ${entry.seq} does not match its hash (altered)`);
+      if (auditHash(fields) !== hash) return bad(entry.seq, `entry ${entry.seq} does not match its hash (altered)`);
       if (previous === undefined) {
-        if (entry.seq === 1 && entry.prev_hash !== "") return bad(entry, "entry 1 names a predecessor");
+        if (entry.seq === 1 && entry.prev_hash !== "") return bad(entry.seq, "entry 1 names a predecessor");
       } else {
-        if (entry.seq !== previous.seq + 1) return bad(entry, `entry ${entry.seq} follows entry ${previous.seq} (entries missing or reordered)`);
-        if (entry.prev_hash !== previous.hash) return bad(entry, `entry ${entry.seq} does not link to entry ${previous.seq} (chain broken)`);
+        if (entry.seq !== previous.seq + 1) return bad(entry.seq, `entry ${entry.seq} follows entry ${previous.seq} (entries missing or reordered)`);
+        if (entry.prev_hash !== previous.hash) return bad(entry.seq, `entry ${entry.seq} does not link to entry ${previous.seq} (chain broken)`);
       }
       previous = entry;
       checked++;
@@ -48,17 +90,19 @@ export async function verifyAudit(store: AuditStore): Promise<AuditVerification>
     if (batch.length < VERIFY_BATCH) break;
     after = previous!.seq;
   }
-  return { ok: true, checked, first_bad_seq: null, reason: null };
+  const { problem } = await checkHead(store, previous);
+  return problem ? bad(problem.seq, problem.reason) : { ok: true, checked, first_bad_seq: null, reason: null };
 }
 
 /**
  * One admin request's audit scope: set when any record is written while it runs, so the admin wrapper
- * can record the attempts no handler recorded (a body that failed to parse, a scope refusal) exactly once.
+ * can record the attempts no handler recorded (a body that failed to parse, a scope refusal) exactly
+ * once; and the acting credential, which every entry of the request names.
  */
-export const auditScope = new AsyncLocalStorage<{ recorded: boolean }>();
+export const auditScope = new AsyncLocalStorage<{ recorded: boolean; credential?: string }>();
 
 export class AuditLog implements AuditSink {
-  #head: { seq: number; hash: string } | undefined;
+  #head: AuditHead | undefined;
   /** Appends run one after another, so the stored order is the chain's order. */
   #tail: Promise<unknown> = Promise.resolve();
 
@@ -66,22 +110,51 @@ export class AuditLog implements AuditSink {
     private readonly store: AuditStore,
     /** Epoch milliseconds. */
     private readonly now: () => number,
+    private readonly logger?: Pick<Logger, "info" | "error">,
   ) {}
 
-  record(record: AuditRecord): Promise<void> {
-    const scope = auditScope.getStore();
-    if (scope) scope.recorded = true;
-    const ts = Math.floor(this.now() / 1000);
-    const appended = this.#tail.then(async () => {
-      this.#head ??= (await this.store.last()) ?? { seq: 0, hash: "" };
-      const unhashed = { seq: this.#head.seq + 1, ts, action: record.action, resource: record.resource, outcome: record.outcome, principal: record.principal, prev_hash: this.#head.hash };
-      const entry: AuditEntry = { ...unhashed, hash: auditHash(unhashed) };
-      await this.store.append(entry);
-      this.#head = { seq: entry.seq, hash: entry.hash };
+  /**
+   * Boot: the chain's head checked against its anchor. A mismatch is logged, not fatal (an edited audit
+   * log must not also take the gateway down), stays visible to both verifiers, and the chain continues
+   * above the higher of the two, so no seq is reused.
+   */
+  async open(): Promise<void> {
+    await this.#serial(async () => {
+      this.#head = undefined;
+      await this.#loadHead(true);
     });
-    // A failed append must not wedge the ones after it; its own caller still sees the failure.
-    this.#tail = appended.catch(() => undefined);
-    return appended;
+  }
+
+  record(record: AuditRecord): Promise<void> {
+    this.#mark();
+    return this.#serial(() => this.#append(record));
+  }
+
+  /**
+   * Runs `plan` in turn with every other audited mutation (so what it checks still holds when it commits),
+   * then stores its writes and its `applied` entry in one transaction, then applies it in memory. A plan
+   * that throws is recorded as `rejected` and its error rethrown; a failed commit undoes the plan's staged
+   * files and leaves memory as it was. `plan` must not itself call the audit log (it would wait on itself).
+   */
+  commit<T>(attempt: AuditAttempt, plan: () => Change<T> | Promise<Change<T>>): Promise<T> {
+    this.#mark();
+    return this.#serial(async () => {
+      let change: Change<T>;
+      try {
+        change = await plan();
+      } catch (error) {
+        await this.#append({ ...attempt, outcome: "rejected" });
+        throw error;
+      }
+      try {
+        await change.stage?.();
+        await this.#append({ ...attempt, outcome: "applied" }, change.write);
+      } catch (error) {
+        await change.undo?.().catch((undoError: unknown) => this.logger?.error("could not undo a change whose audit entry failed", { action: attempt.action, error: String(undoError) }));
+        throw error;
+      }
+      return change.apply();
+    });
   }
 
   /** Newest first, below `before` (GET /audit). Waits for appends already under way. */
@@ -93,5 +166,46 @@ export class AuditLog implements AuditSink {
   async verify(): Promise<AuditVerification> {
     await this.#tail;
     return verifyAudit(this.store);
+  }
+
+  #mark(): void {
+    const scope = auditScope.getStore();
+    if (scope) scope.recorded = true;
+  }
+
+  #serial<T>(step: () => Promise<T>): Promise<T> {
+    const run = this.#tail.then(step);
+    // A failed step must not wedge the ones after it; its own caller still sees the failure.
+    this.#tail = run.catch(() => undefined);
+    return run;
+  }
+
+  async #loadHead(boot = false): Promise<AuditHead> {
+    if (this.#head) return this.#head;
+    const checked = await checkHead(this.store, await this.store.last());
+    if (checked.problem) {
+      this.logger?.error("audit log does not match its head anchor; GET /audit/verify and --verify-audit report it", { reason: checked.problem.reason, next_seq: checked.head.seq + 1 });
+    } else if (checked.stale && boot) {
+      await this.#anchor(checked.head);
+    }
+    this.#head = checked.head;
+    return checked.head;
+  }
+
+  async #append(record: AuditRecord, writes?: () => void): Promise<void> {
+    const head = await this.#loadHead();
+    const credential = record.credential ?? auditScope.getStore()?.credential ?? null;
+    const unhashed = { seq: head.seq + 1, ts: Math.floor(this.now() / 1000), action: record.action, resource: record.resource, outcome: record.outcome, principal: record.principal, credential, prev_hash: head.hash };
+    const entry: AuditEntry = { ...unhashed, hash: auditHash(unhashed) };
+    // Throws with nothing stored (the transaction rolled back): the head stays, so no seq is skipped.
+    await this.store.append(entry, writes);
+    this.#head = { seq: entry.seq, hash: entry.hash };
+    await this.#anchor(this.#head);
+  }
+
+  /** After the commit: the entry is stored either way, so a failed anchor write is logged, not thrown. */
+  async #anchor(head: AuditHead): Promise<void> {
+    this.logger?.info(`audit head seq=${head.seq} hash=${head.hash}`, { seq: head.seq, hash: head.hash });
+    await this.store.setHead(head).catch((error: unknown) => this.logger?.error("could not write the audit head anchor", { seq: head.seq, error: String(error) }));
   }
 }

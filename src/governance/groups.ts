@@ -1,5 +1,6 @@
 // Groups: the merged tree of config-file groups and API-created ones (kept in the store), their
-// validation, the admin verbs, and the mint rules keys need (GroupResolver). Config-file groups are
+// validation, the admin verbs (each committed with its audit entry, memory changed only after), and the
+// mint rules keys need (GroupResolver). Config-file groups are
 // read-only through the API: the file is their source of truth, and an API edit would be undone by the
 // next reload. A config group wins over an API group of the same name (logged at rebuild).
 import { NAME_PATTERN } from "../config/schema.ts";
@@ -8,7 +9,7 @@ import { GatewayError } from "../http/errors.ts";
 import type { GroupRecord, GroupStore } from "../store/groups.ts";
 import type { Logger } from "../telemetry/logger.ts";
 import { isWindowLimit, type GroupNode, type Limit } from "./limits.ts";
-import type { AuditSink, GroupResolver, MintGroupResult } from "./types.ts";
+import type { AuditSink, Change, GroupResolver, MintGroupResult } from "./types.ts";
 
 /** POST /groups (gaps.md GroupCfg). */
 export interface GroupCreate {
@@ -105,18 +106,19 @@ export class GroupService implements GroupResolver {
   }
 
   async create(body: GroupCreate, principal: string): Promise<GroupNode> {
-    return this.audited("group.create", body.name, principal, async () => {
+    return this.audited("group.create", body.name, principal, () => {
       if (this.exists(body.name)) throw new GatewayError("conflict", `group ${body.name} already exists`);
       const parent = body.parent ?? null;
       if (parent !== null && !this.exists(parent)) throw new GatewayError("invalid_request", `parent: unknown group ${JSON.stringify(parent)}`);
       this.checkLimits(body.limits ?? [], "limits");
       this.checkLimits(body.child_default ?? [], "child_default");
-      return this.insert({ name: body.name, parent, enabled: body.enabled ?? true, limits: body.limits ?? [], child_default: body.child_default ?? null, createdAt: Math.floor(this.#deps.now() / 1000) });
+      const record: GroupRecord = { name: body.name, parent, enabled: body.enabled ?? true, limits: body.limits ?? [], child_default: body.child_default ?? null, createdAt: Math.floor(this.#deps.now() / 1000) };
+      return { write: () => this.#deps.store.insert(record), apply: () => this.put(record) };
     });
   }
 
   async update(name: string, patch: GroupPatch, principal: string): Promise<GroupNode> {
-    return this.audited("group.update", name, principal, async () => {
+    return this.audited("group.update", name, principal, () => {
       const record = this.apiRecord(name);
       if (patch.enabled === null) throw new GatewayError("invalid_request", "enabled: cannot be null (true or false)");
       if (patch.limits) this.checkLimits(patch.limits, "limits");
@@ -127,22 +129,23 @@ export class GroupService implements GroupResolver {
         limits: patch.limits === undefined ? record.limits : (patch.limits ?? []),
         child_default: patch.child_default === undefined ? record.child_default : patch.child_default,
       };
-      await this.#deps.store.update(next);
-      this.#api.set(name, next);
-      this.changed();
-      return this.get(name)!;
+      return { write: () => this.#deps.store.update(next), apply: () => this.put(next) };
     });
   }
 
   async delete(name: string, principal: string): Promise<void> {
-    await this.audited("group.delete", name, principal, async () => {
+    await this.audited("group.delete", name, principal, () => {
       this.apiRecord(name);
       const children = [...this.tree().values()].filter((node) => node.parent === name).map((node) => node.name);
       if (children.length > 0) throw new GatewayError("conflict", `group ${name} has child groups (${children.join(", ")}); delete them first`);
       if (this.#deps.hasBoundKeys(name)) throw new GatewayError("conflict", `group ${name} has keys bound to it; rebind or delete them first`);
-      await this.#deps.store.delete(name);
-      this.#api.delete(name);
-      this.changed();
+      return {
+        write: () => this.#deps.store.delete(name),
+        apply: () => {
+          this.#api.delete(name);
+          this.changed();
+        },
+      };
     });
   }
 
@@ -186,17 +189,10 @@ export class GroupService implements GroupResolver {
     return record;
   }
 
-  private async insert(record: GroupRecord): Promise<GroupNode> {
-    // Taken before the write, so two mints provisioning the same leaf at once cannot both create it.
+  /** In memory, once the store holds it. */
+  private put(record: GroupRecord): GroupNode {
     this.#api.set(record.name, record);
     this.changed();
-    try {
-      await this.#deps.store.insert(record);
-    } catch (error) {
-      this.#api.delete(record.name);
-      this.changed();
-      throw error;
-    }
     return this.get(record.name)!;
   }
 
@@ -215,18 +211,12 @@ export class GroupService implements GroupResolver {
     await this.#deps.audit.record({ action, resource: `group:${name}`, principal, outcome: "rejected" });
   }
 
-  /** Runs a mutation and records it, applied or rejected (spec: every attempted mutation is audited). */
-  private async audited<T>(action: string, name: string, principal: string, run: () => Promise<T>): Promise<T> {
-    const entry = { action, resource: `group:${name}`, principal };
-    let result: T;
-    try {
-      result = await run();
-    } catch (error) {
-      await this.#deps.audit.record({ ...entry, outcome: "rejected" });
-      throw error;
-    }
-    await this.#deps.audit.record({ ...entry, outcome: "applied" });
-    return result;
+  /**
+   * Checks and plans a mutation in its turn among audited mutations (so two mints provisioning the same
+   * leaf cannot both create it), then commits it with its audit entry (spec: every attempt is audited).
+   */
+  private audited<T>(action: string, name: string, principal: string, plan: () => Change<T>): Promise<T> {
+    return this.#deps.audit.commit({ action, resource: `group:${name}`, principal }, plan);
   }
 }
 

@@ -4,6 +4,7 @@ import type { Database } from "bun:sqlite";
 import { CredentialCache } from "../auth/credential-cache.ts";
 import { IngressAuth } from "../auth/ingress-chain.ts";
 import type { ConfigHolder } from "../config/snapshot.ts";
+import type { Logger } from "../telemetry/logger.ts";
 import { SqliteAuditStore } from "../store/audit.ts";
 import { SqliteKeyStore } from "../store/keys.ts";
 import { AuditLog } from "./audit.ts";
@@ -19,6 +20,9 @@ export interface GovernanceDeps {
   readonly now: () => number;
   /** The mint rules' groups, given the audit log they record `group.create` in. */
   readonly groups?: (audit: AuditSink) => GroupResolver;
+  /** The audit head anchor's file (store/audit-head.ts); absent for an in-memory store. */
+  readonly auditHeadPath?: string;
+  readonly logger?: Logger;
 }
 
 export interface Governance {
@@ -27,12 +31,12 @@ export interface Governance {
   readonly registry: KeyRegistry;
   readonly cache: CredentialCache;
   readonly ingressAuth: IngressAuth;
-  /** Loads the stored keys into the registry; the data plane must not serve before it resolves. */
+  /** Checks the audit head and loads the stored keys into the registry; the data plane must not serve before it resolves. */
   load(): Promise<void>;
 }
 
 export function buildGovernance(deps: GovernanceDeps): Governance {
-  const audit = new AuditLog(new SqliteAuditStore(deps.database), deps.now);
+  const audit = new AuditLog(new SqliteAuditStore(deps.database, deps.auditHeadPath), deps.now, deps.logger);
   const registry = new KeyRegistry();
   const keys = new KeyService({
     store: new SqliteKeyStore(deps.database),
@@ -44,5 +48,9 @@ export function buildGovernance(deps: GovernanceDeps): Governance {
   });
   const cache = new CredentialCache();
   const ingressAuth = new IngressAuth({ cache, keys: new RegistryKeyAuthenticator(registry, deps.now) });
-  return { audit, keys, registry, cache, ingressAuth, load: async () => void (await keys.load()) };
+  const load = async () => {
+    await audit.open();
+    await keys.load();
+  };
+  return { audit, keys, registry, cache, ingressAuth, load };
 }

@@ -1,13 +1,14 @@
-// Virtual keys: mint, read, change, revoke, delete. Each mutation writes the store, then the in-memory
-// registry (before the call answers, so the data plane sees it on the next request), then appends its
-// audit record; a refused one is audited as `rejected` and changes nothing.
+// Virtual keys: mint, read, change, revoke, delete. Each mutation's store write and its audit entry
+// commit in one transaction (AuditLog.commit), and only then is the in-memory registry changed (before
+// the call answers, so the data plane sees it on the next request); a refused one is audited as
+// `rejected` and changes nothing, and one whose entry cannot be stored changes nothing either.
 import { randomBytes } from "node:crypto";
 import type { Secret } from "../config/secret.ts";
 import { GatewayError, type ErrorCode } from "../http/errors.ts";
 import type { KeyCursor, KeyRecord, KeyStore } from "../store/keys.ts";
 import { keyState, type KeyRegistry } from "./key-registry.ts";
 import { awsCredential, mintToken, tokenHash } from "./token.ts";
-import type { AuditSink, GroupResolver } from "./types.ts";
+import type { AuditAttempt, AuditSink, Change, GroupResolver } from "./types.ts";
 
 /** A checked POST /keys body, expiry resolved to an instant. */
 export interface NewKey {
@@ -93,10 +94,12 @@ export class KeyService {
       deletedAt: null,
       awsAccessKeyId: aws?.accessKeyId ?? null,
     };
-    await this.deps.store.insert(record);
-    this.deps.registry.put(record);
-    await this.audit("key.create", id, "applied", principal);
-    return { record, token, groupProvisioned, ...(aws && { aws }) };
+    const minted: MintedKey = { record, token, groupProvisioned, ...(aws && { aws }) };
+    return this.deps.audit.commit(this.attempt("key.create", id, principal), () => {
+      // The group may have been deleted while the key was minted.
+      if (input.group !== null && !this.deps.groups?.exists(input.group)) throw new GatewayError("conflict", `group ${input.group} was deleted while the key was being created`);
+      return { write: () => this.deps.store.insert(record), apply: () => (this.deps.registry.put(record), minted) };
+    });
   }
 
   /** A key by id; tombstoned ones only when asked for. */
@@ -115,49 +118,48 @@ export class KeyService {
   }
 
   async update(id: string, changes: KeyChanges, principal: string): Promise<KeyRecord> {
-    const current = await this.existing("key.update", id, principal, true);
-    const state = keyState(current);
-    if (state === "revoked" || state === "tombstoned") return this.refuse("key.update", id, principal, "conflict", `key ${id} is ${state} and cannot be changed`);
-    if (changes.group !== undefined && changes.group !== null && !this.deps.groups?.exists(changes.group)) {
-      return this.refuse("key.update", id, principal, "invalid_request", `/group: group ${JSON.stringify(changes.group)} does not exist`);
-    }
-    const next: KeyRecord = {
-      ...current,
-      ...(changes.name !== undefined && { name: changes.name }),
-      ...(changes.enabled !== undefined && { enabled: changes.enabled }),
-      ...(changes.allowedPools !== undefined && { allowedPools: changes.allowedPools }),
-      ...(changes.labels !== undefined && { labels: changes.labels }),
-      ...(changes.group !== undefined && { group: changes.group }),
-    };
-    return this.commit("key.update", next, principal);
+    // Checked inside the commit's turn, so a concurrent revoke cannot be undone by this change.
+    return this.deps.audit.commit(this.attempt("key.update", id, principal), () => {
+      const current = this.existing(id, true);
+      const state = keyState(current);
+      if (state === "revoked" || state === "tombstoned") throw new GatewayError("conflict", `key ${id} is ${state} and cannot be changed`);
+      if (changes.group !== undefined && changes.group !== null && !this.deps.groups?.exists(changes.group)) {
+        throw new GatewayError("invalid_request", `/group: group ${JSON.stringify(changes.group)} does not exist`);
+      }
+      return this.replace({
+        ...current,
+        ...(changes.name !== undefined && { name: changes.name }),
+        ...(changes.enabled !== undefined && { enabled: changes.enabled }),
+        ...(changes.allowedPools !== undefined && { allowedPools: changes.allowedPools }),
+        ...(changes.labels !== undefined && { labels: changes.labels }),
+        ...(changes.group !== undefined && { group: changes.group }),
+      });
+    });
   }
 
   /** Idempotent: a revoked key answers as it is. */
   async revoke(id: string, principal: string): Promise<KeyRecord> {
-    const current = await this.existing("key.revoke", id, principal, true);
-    if (current.revokedAt !== null) {
-      await this.audit("key.revoke", id, "applied", principal);
-      return current;
-    }
-    return this.commit("key.revoke", { ...current, revokedAt: this.nowSecs() }, principal);
+    return this.deps.audit.commit(this.attempt("key.revoke", id, principal), () => {
+      const current = this.existing(id, true);
+      return current.revokedAt !== null ? { apply: () => current } : this.replace({ ...current, revokedAt: this.nowSecs() });
+    });
   }
 
   /** Tombstones: the key is refused for good and its token hash dropped; the row stays for history. */
   async remove(id: string, principal: string): Promise<KeyRecord> {
-    const current = await this.existing("key.delete", id, principal);
-    return this.commit("key.delete", { ...current, deletedAt: this.nowSecs(), tokenHash: "" }, principal);
+    return this.deps.audit.commit(this.attempt("key.delete", id, principal), () => {
+      const current = this.existing(id);
+      return this.replace({ ...current, deletedAt: this.nowSecs(), tokenHash: "" });
+    });
   }
 
-  private async commit(action: string, record: KeyRecord, principal: string): Promise<KeyRecord> {
-    await this.deps.store.update(record);
-    this.deps.registry.put(record);
-    await this.audit(action, record.id, "applied", principal);
-    return record;
+  private replace(record: KeyRecord): Change<KeyRecord> {
+    return { write: () => this.deps.store.update(record), apply: () => (this.deps.registry.put(record), record) };
   }
 
-  private async existing(action: string, id: string, principal: string, includeTombstoned = false): Promise<KeyRecord> {
+  private existing(id: string, includeTombstoned = false): KeyRecord {
     const record = this.deps.registry.get(id);
-    if (!record || (record.deletedAt !== null && !includeTombstoned)) return this.refuse(action, id, principal, "not_found", `no key ${JSON.stringify(id)}`);
+    if (!record || (record.deletedAt !== null && !includeTombstoned)) throw new GatewayError("not_found", `no key ${JSON.stringify(id)}`);
     return record;
   }
 
@@ -168,7 +170,11 @@ export class KeyService {
   }
 
   private audit(action: string, id: string, outcome: "applied" | "rejected", principal: string): Promise<void> {
-    return this.deps.audit.record({ action, resource: id === "key" ? "key" : `key:${id}`, outcome, principal });
+    return this.deps.audit.record({ ...this.attempt(action, id, principal), outcome });
+  }
+
+  private attempt(action: string, id: string, principal: string): AuditAttempt {
+    return { action, resource: id === "key" ? "key" : `key:${id}`, principal };
   }
 
   private nowSecs(): number {

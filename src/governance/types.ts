@@ -27,8 +27,27 @@ export interface AuditRecord {
   readonly outcome: "applied" | "rejected";
   /** `admin`, a key id, or `anonymous`. */
   readonly principal: string;
+  /** Which of the principal's credentials acted (never a secret); by default the admin request's own. */
+  readonly credential?: string;
+}
+
+/** An attempted mutation before its outcome is known. */
+export type AuditAttempt = Omit<AuditRecord, "outcome">;
+
+/** What one audited mutation changes, in the order AuditLog.commit runs it. */
+export interface Change<T> {
+  /** Durable work outside the store, before its transaction (an overlay file written beside its target). */
+  readonly stage?: () => Promise<void>;
+  /** Store writes, run synchronously inside the transaction that appends the audit entry. */
+  readonly write?: () => void;
+  /** Undoes `stage` and any file `write` put in place, when the transaction fails. */
+  readonly undo?: () => Promise<void>;
+  /** The in-memory change, once the transaction has committed, and the caller's answer. Must not throw. */
+  readonly apply: () => T;
 }
 
 export interface AuditSink {
   record(entry: AuditRecord): Promise<void>;
+  /** A mutation and its `applied` entry committed together, or its `rejected` entry if `plan` throws. */
+  commit<T>(attempt: AuditAttempt, plan: () => Change<T> | Promise<Change<T>>): Promise<T>;
 }

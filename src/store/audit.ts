@@ -1,5 +1,7 @@
-// Where audit entries are kept: appended in seq order, read newest first.
+// Where audit entries are kept: appended in seq order, read newest first. An append is one transaction
+// with the store writes of the change it records, so a change and its entry commit together or not at all.
 import type { Database } from "bun:sqlite";
+import { readHead, writeHead, type AuditHead, type HeadRead } from "./audit-head.ts";
 
 export interface AuditEntry {
   readonly seq: number;
@@ -8,6 +10,8 @@ export interface AuditEntry {
   readonly resource: string;
   readonly outcome: "applied" | "rejected";
   readonly principal: string;
+  /** Which credential of the principal acted (e.g. `admin-tokens:ops:1a2b3c4d`), never a secret; null when none. */
+  readonly credential: string | null;
   readonly prev_hash: string;
   readonly hash: string;
 }
@@ -15,24 +19,41 @@ export interface AuditEntry {
 export interface AuditStore {
   /** The newest entry, to continue the hash chain after a restart. */
   last(): Promise<AuditEntry | undefined>;
-  append(entry: AuditEntry): Promise<void>;
+  /**
+   * Appends `entry` and runs `writes` (the change's own store writes, synchronous) in one transaction:
+   * either both are stored or neither is.
+   */
+  append(entry: AuditEntry, writes?: () => void): Promise<void>;
   /** Up to `limit` entries with seq below `before` (all when absent), newest first. */
   page(limit: number, before?: number): Promise<AuditEntry[]>;
   /** Up to `limit` entries with seq above `after`, oldest first (verification walks the chain forward). */
   forward(after: number, limit: number): Promise<AuditEntry[]>;
+  /** The head anchor kept apart from the chain (audit-head.ts); `none` where the store keeps none. */
+  head(): Promise<HeadRead>;
+  setHead(head: AuditHead): Promise<void>;
 }
 
-const COLUMNS = "seq, ts, action, resource, outcome, principal, prev_hash, hash";
+const COLUMNS = "seq, ts, action, resource, outcome, principal, credential, prev_hash, hash";
+/** Set once an anchor has been written, so a missing anchor file later is seen as removed, not as an old store. */
+const ANCHORED = "audit_head_anchored";
 
 export class SqliteAuditStore implements AuditStore {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    /** The head anchor's file (`<store>.audit-head`); undefined for an in-memory store. */
+    private readonly headPath?: string,
+  ) {}
 
   async last(): Promise<AuditEntry | undefined> {
     return (this.db.query(`SELECT ${COLUMNS} FROM audit ORDER BY seq DESC LIMIT 1`).get() as AuditEntry | null) ?? undefined;
   }
 
-  async append(entry: AuditEntry): Promise<void> {
-    this.db.query(`INSERT INTO audit (${COLUMNS}) VALUES ($seq, $ts, $action, $resource, $outcome, $principal, $prev_hash, $hash)`).run({ ...entry });
+  async append(entry: AuditEntry, writes?: () => void): Promise<void> {
+    const insert = this.db.query(`INSERT INTO audit (${COLUMNS}) VALUES ($seq, $ts, $action, $resource, $outcome, $principal, $credential, $prev_hash, $hash)`);
+    this.db.transaction(() => {
+      insert.run({ ...entry });
+      writes?.();
+    })();
   }
 
   async page(limit: number, before?: number): Promise<AuditEntry[]> {
@@ -41,5 +62,19 @@ export class SqliteAuditStore implements AuditStore {
 
   async forward(after: number, limit: number): Promise<AuditEntry[]> {
     return this.db.query(`SELECT ${COLUMNS} FROM audit WHERE seq > $after ORDER BY seq LIMIT $limit`).all({ after, limit }) as AuditEntry[];
+  }
+
+  async head(): Promise<HeadRead> {
+    if (this.headPath === undefined) return { state: "none" };
+    const read = await readHead(this.headPath);
+    if (read.state !== "none") return read;
+    const anchored = this.db.query("SELECT value FROM meta WHERE key = ?").get(ANCHORED) !== null;
+    return anchored ? { state: "bad", path: this.headPath, problem: "is missing, yet this store has been anchored before (removed?)" } : read;
+  }
+
+  async setHead(head: AuditHead): Promise<void> {
+    if (this.headPath === undefined) return;
+    await writeHead(this.headPath, head);
+    this.db.query("INSERT INTO meta (key, value) VALUES (?, '1') ON CONFLICT(key) DO NOTHING").run(ANCHORED);
   }
 }

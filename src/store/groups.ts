@@ -2,6 +2,7 @@
 // governance sees; sqlite is the embedded implementation.
 import type { Database } from "bun:sqlite";
 import type { Limit } from "../governance/limits.ts";
+import { isObjectArray, jsonColumn } from "./rows.ts";
 
 export interface GroupRecord {
   readonly name: string;
@@ -15,10 +16,11 @@ export interface GroupRecord {
 
 export interface GroupStore {
   all(): Promise<GroupRecord[]>;
-  insert(group: GroupRecord): Promise<void>;
+  /** Writes are synchronous, so they can join the audit entry's transaction (AuditStore.append). */
+  insert(group: GroupRecord): void;
   /** Replaces enabled, limits and child_default (name, parent and creation stay). */
-  update(group: GroupRecord): Promise<void>;
-  delete(name: string): Promise<void>;
+  update(group: GroupRecord): void;
+  delete(name: string): void;
 }
 
 interface GroupRow {
@@ -39,25 +41,25 @@ export class SqliteGroupStore implements GroupStore {
       name: row.name,
       parent: row.parent,
       enabled: row.enabled === 1,
-      limits: JSON.parse(row.limits) as Limit[],
-      child_default: row.child_default === null ? null : (JSON.parse(row.child_default) as Limit[]),
+      limits: jsonColumn<Limit[]>("groups", row.name, "limits", row.limits, isObjectArray, "a list of limits"),
+      child_default: row.child_default === null ? null : jsonColumn<Limit[]>("groups", row.name, "child_default", row.child_default, isObjectArray, "a list of limits"),
       createdAt: row.created_at,
     }));
   }
 
-  async insert(group: GroupRecord): Promise<void> {
+  insert(group: GroupRecord): void {
     this.db
       .query("INSERT INTO groups (name, parent, enabled, limits, child_default, created_at) VALUES (?, ?, ?, ?, ?, ?)")
       .run(group.name, group.parent, group.enabled ? 1 : 0, JSON.stringify(group.limits), group.child_default === null ? null : JSON.stringify(group.child_default), group.createdAt);
   }
 
-  async update(group: GroupRecord): Promise<void> {
+  update(group: GroupRecord): void {
     this.db
       .query("UPDATE groups SET enabled = ?, limits = ?, child_default = ? WHERE name = ?")
       .run(group.enabled ? 1 : 0, JSON.stringify(group.limits), group.child_default === null ? null : JSON.stringify(group.child_default), group.name);
   }
 
-  async delete(name: string): Promise<void> {
+  delete(name: string): void {
     this.db.query("DELETE FROM groups WHERE name = ?").run(name);
   }
 }

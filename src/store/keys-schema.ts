@@ -1,4 +1,4 @@
-// Tables of virtual keys (migration 2) and the audit log (migration 3).
+// Tables of virtual keys (migration 2) and the audit log (migrations 3 and 6).
 import type { Migration } from "./migrations.ts";
 
 export const KEY_MIGRATIONS: readonly Migration[] = [
@@ -39,3 +39,6 @@ CREATE INDEX keys_by_creation ON keys (created_at, id);`,
 ) STRICT;`,
   },
 ];
+
+/** The acting credential of an audit entry (issue 22): additive, null on the entries written before it. */
+export const AUDIT_CREDENTIAL: Migration = { version: 6, name: "audit_credential", sql: "ALTER TABLE audit ADD COLUMN credential TEXT;" };

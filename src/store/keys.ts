@@ -1,6 +1,7 @@
 // Where virtual keys are kept. The interface is what governance sees; sqlite is the embedded
 // implementation. A key's token is never here: only its sha256 (and not even that once tombstoned).
 import type { Database } from "bun:sqlite";
+import { isStringArray, isStringRecord, jsonColumn } from "./rows.ts";
 
 export interface KeyRecord {
   readonly id: string;
@@ -38,9 +39,10 @@ export interface KeyPageQuery {
 export interface KeyStore {
   /** Every key, tombstoned ones included: the registry is built from this at boot. */
   all(): Promise<KeyRecord[]>;
-  insert(record: KeyRecord): Promise<void>;
-  /** Replaces the row of `record.id`. */
-  update(record: KeyRecord): Promise<void>;
+  /** Synchronous, so it can join the audit entry's transaction (AuditStore.append). */
+  insert(record: KeyRecord): void;
+  /** Replaces the row of `record.id`; synchronous like insert. */
+  update(record: KeyRecord): void;
   /** Up to `limit` keys after `after`, ordered by created_at then id. */
   page(query: KeyPageQuery): Promise<KeyRecord[]>;
 }
@@ -66,9 +68,9 @@ const fromRow = (row: KeyRow): KeyRecord => ({
   name: row.name,
   subject: row.subject,
   tokenHash: row.token_hash,
-  allowedPools: row.allowed_pools === null ? null : (JSON.parse(row.allowed_pools) as string[]),
+  allowedPools: row.allowed_pools === null ? null : jsonColumn<string[]>("keys", row.id, "allowed_pools", row.allowed_pools, isStringArray, "a list of pool names"),
   group: row.group_name,
-  labels: JSON.parse(row.labels) as Record<string, string>,
+  labels: jsonColumn<Record<string, string>>("keys", row.id, "labels", row.labels, isStringRecord, "an object of string labels"),
   enabled: row.enabled === 1,
   createdAt: row.created_at,
   expiresAt: row.expires_at,
@@ -102,13 +104,13 @@ export class SqliteKeyStore implements KeyStore {
     return (this.db.query(`SELECT ${COLUMNS} FROM keys ORDER BY created_at, id`).all() as KeyRow[]).map(fromRow);
   }
 
-  async insert(record: KeyRecord): Promise<void> {
+  insert(record: KeyRecord): void {
     this.db
       .query(`INSERT INTO keys (${COLUMNS}) VALUES ($id, $name, $subject, $token_hash, $allowed_pools, $group_name, $labels, $enabled, $created_at, $expires_at, $revoked_at, $deleted_at, $aws_access_key_id)`)
       .run(toParams(record));
   }
 
-  async update(record: KeyRecord): Promise<void> {
+  update(record: KeyRecord): void {
     this.db
       .query(
         `UPDATE keys SET name = $name, subject = $subject, token_hash = $token_hash, allowed_pools = $allowed_pools, group_name = $group_name, labels = $labels,

@@ -1,9 +1,10 @@
 // Numbered schema migrations. Each runs once, in order, inside a transaction with its bookkeeping row,
 // so a crash mid-migration leaves the schema at the previous version. Append; never edit a shipped one.
 // Each concern keeps its tables beside its own store code; the numbers are reserved here:
-// 1 meta; 2-3 keys and audit (keys-schema.ts); 4-5 groups and the metering ledger (groups-schema.ts).
+// 1 meta; 2-3 keys and audit (keys-schema.ts); 4-5 groups and the metering ledger (groups-schema.ts);
+// 6 the audit entry's credential (keys-schema.ts).
 import { GROUP_MIGRATIONS } from "./groups-schema.ts";
-import { KEY_MIGRATIONS } from "./keys-schema.ts";
+import { AUDIT_CREDENTIAL, KEY_MIGRATIONS } from "./keys-schema.ts";
 
 export interface Migration {
   readonly version: number;
@@ -19,4 +20,5 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   ...KEY_MIGRATIONS,
   ...GROUP_MIGRATIONS,
+  AUDIT_CREDENTIAL,
 ];

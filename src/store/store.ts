@@ -2,6 +2,9 @@
 // config overlay. Callers see only this interface, so a server database can replace the embedded
 // sqlite one without touching them; hence every method is async even where sqlite is not.
 
+/** A store that cannot be used as it is (unopenable, not a store, a row that does not parse): the boot stops naming it. */
+export class StoreOpenError extends Error {}
+
 export interface AppliedMigration {
   readonly version: number;
   readonly name: string;

@@ -167,7 +167,7 @@ describe("audit log", () => {
     const restore = (rows: Record<string, unknown>[]) => {
       const db = new Database(dbPath);
       db.run("DELETE FROM audit");
-      for (const r of rows) db.query("INSERT INTO audit (seq, ts, action, resource, outcome, principal, prev_hash, hash) VALUES ($seq, $ts, $action, $resource, $outcome, $principal, $prev_hash, $hash)").run(r as never);
+      for (const r of rows) db.query("INSERT INTO audit (seq, ts, action, resource, outcome, principal, credential, prev_hash, hash) VALUES ($seq, $ts, $action, $resource, $outcome, $principal, $credential, $prev_hash, $hash)").run(r as never);
       db.close();
     };
     const original = snapshot();

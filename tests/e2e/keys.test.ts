@@ -339,7 +339,8 @@ describe("secrets stay secret", () => {
     audit.forEach((e, i) => {
       expect(e.seq).toBe(i + 1);
       expect(e.prev_hash).toBe(prev);
-      const text = [e.prev_hash, e.seq, e.ts, e.action, e.resource, e.outcome, e.principal].join("|");
+      // The acting credential is hashed in when there is one (issue 22); older entries hash without it.
+      const text = [e.prev_hash, e.seq, e.ts, e.action, e.resource, e.outcome, e.principal, ...(e.credential == null ? [] : [e.credential])].join("|");
       expect(e.hash).toBe(new Bun.CryptoHasher("sha256").update(text).digest("hex"));
       prev = e.hash as string;
     });

@@ -13,6 +13,7 @@ import { GatewayError } from "../../src/http/errors.ts";
 import { SqliteAuditStore } from "../../src/store/audit.ts";
 import { SqliteKeyStore, type KeyRecord } from "../../src/store/keys.ts";
 import { SqliteStore } from "../../src/store/sqlite.ts";
+import { recordingSink } from "../support/audit-sink.ts";
 
 const KEY = "unit-signing-key";
 const NOW = 1_800_000_000;
@@ -217,7 +218,7 @@ function serviceOver(groups?: GroupResolver) {
   const service = new KeyService({
     store: new SqliteKeyStore(database),
     registry,
-    audit: { record: async (r) => void records.push(r) },
+    audit: recordingSink(records),
     groups,
     signingKey: () => new Secret(KEY, "test"),
     // Each mint a second later, so the listing order is the mint order.

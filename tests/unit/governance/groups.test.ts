@@ -7,6 +7,7 @@ import { GroupService } from "../../../src/governance/groups.ts";
 import { LimitEngine } from "../../../src/governance/limits.ts";
 import { Metering } from "../../../src/governance/metering.ts";
 import type { AuditRecord } from "../../../src/governance/types.ts";
+import { recordingSink } from "../../support/audit-sink.ts";
 import { UsageService, resolvedBuckets, type KeyInfo } from "../../../src/governance/usage.ts";
 import { GatewayError } from "../../../src/http/errors.ts";
 import { SqliteGroupStore } from "../../../src/store/groups.ts";
@@ -44,7 +45,7 @@ function setup(bound: Set<string> = new Set()) {
   const holder = holderOf(CONFIG);
   const audit: AuditRecord[] = [];
   const clock = { now: Date.parse("2025-06-30T12:00:30Z") };
-  const deps = { holder, store: new SqliteGroupStore(store.database), audit: { record: async (r: AuditRecord) => void audit.push(r) }, logger, now: () => clock.now, hasBoundKeys: (name: string) => bound.has(name) };
+  const deps = { holder, store: new SqliteGroupStore(store.database), audit: recordingSink(audit), logger, now: () => clock.now, hasBoundKeys: (name: string) => bound.has(name) };
   const groups = new GroupService(deps);
   const limits = new LimitEngine(() => clock.now, () => groups.tree());
   const ledger = new SqliteLedgerStore(store.database);

@@ -1,0 +1,35 @@
+// The audit head anchor: the newest entry's seq and hash, in a file beside the store
+// (`<store>.audit-head`), rewritten after each append commits. It lives apart from the chain so that
+// deleting the newest entries from the sqlite file (truncation) no longer leaves a chain that verifies:
+// the anchor still names the removed head, and the next seq continues above it.
+import { existsSync } from "node:fs";
+import { readFile, rename, writeFile } from "node:fs/promises";
+
+export interface AuditHead {
+  readonly seq: number;
+  readonly hash: string;
+}
+
+export type HeadRead = { readonly state: "none" } | { readonly state: "ok"; readonly path: string; readonly head: AuditHead } | { readonly state: "bad"; readonly path: string; readonly problem: string };
+
+export const auditHeadPath = (storePath: string): string | undefined => (storePath === ":memory:" ? undefined : `${storePath}.audit-head`);
+
+export async function readHead(path: string): Promise<HeadRead> {
+  if (!existsSync(path)) return { state: "none" };
+  try {
+    const parsed = JSON.parse(await readFile(path, "utf8")) as Partial<AuditHead>;
+    if (Number.isSafeInteger(parsed.seq) && (parsed.seq as number) >= 0 && typeof parsed.hash === "string" && /^[0-9a-f]{64}$|^$/.test(parsed.hash)) {
+      return { state: "ok", path, head: { seq: parsed.seq as number, hash: parsed.hash } };
+    }
+  } catch {
+    // Unreadable or not JSON: reported below like a malformed one.
+  }
+  return { state: "bad", path, problem: "is not a head anchor (expected {\"seq\": N, \"hash\": \"<sha256 hex>\"})" };
+}
+
+/** Whole to a temporary file, then renamed over the old one: a crash leaves the old anchor or the new. */
+export async function writeHead(path: string, head: AuditHead): Promise<void> {
+  const temporary = `${path}.${process.pid}.tmp`;
+  await writeFile(temporary, `${JSON.stringify({ seq: head.seq, hash: head.hash })}\n`, { mode: 0o600 });
+  await rename(temporary, path);
+}
