@@ -156,7 +156,7 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
   } catch (error) {
     // A stored row that does not parse: named (table, row, column) in one line, not a stack trace.
     if (!(error instanceof StoreOpenError)) throw error;
-    logger.error("store unreadable; not starting", { store: storePath, error: error.message });
+    logger.error("store unreadable; not starting", { store: storePath, error: `store ${storePath}: ${error.message}` });
     await store.close();
     return 1;
   }

@@ -122,6 +122,6 @@ function existingSize(path: string): number | undefined {
 /** sqlite's own page and index check, without the slower cross-checks of integrity_check (~0.2 s per million ledger rows). */
 function quickCheck(db: Database, path: string): void {
   const rows = db.query("PRAGMA quick_check(3)").all() as { quick_check: string }[];
-  const problems = rows.map((r) => r.quick_check).filter((r) => r !== "ok");
+  const problems = rows.map((r) => r.quick_check.replace(/\s*\n\s*/g, " ")).filter((r) => r !== "ok");
   if (problems.length > 0) throw new StoreOpenError(`store ${path} is corrupt (sqlite quick_check: ${problems.join("; ")}); restore it from a backup`);
 }

@@ -1,0 +1,131 @@
+// Issue 22 class 7, "500, yet applied", on the built binary: when the audit entry of a mutation cannot be
+// stored (here a sqlite trigger on the store refuses it, as a full or failing disk would), the mutation is
+// not live and not stored either: the answer is a 500 in the admin envelope, and after a restart nothing
+// of it is there. Once the audit log works again, seq continues with no gap and the chain verifies.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { json, LISTEN_ANY, startGateway, type RunningGateway } from "../support/gateway.ts";
+
+const ENV = { GW_ADMIN: "commit-admin-token-19c4", GW_SIGNING_KEY: "commit-signing-key-0a1b2c3d4e" };
+const CONFIG = `${LISTEN_ANY}store: {module: sqlite, settings: {path: ./state/gateway.db}}
+security: {admin_rate_limit: {per_second: 1000, burst: 10000}}
+providers:
+  local: {protocol: mock}
+models:
+  mock-1: {provider: local}
+pools:
+  chat: {members: [{model: mock-1}]}
+auth:
+  chain: [keys]
+  signing_key: {env: GW_SIGNING_KEY}
+  admin_auth: [admin-tokens]
+  admin_tokens: [{token: {env: GW_ADMIN}}]
+`;
+
+let gw: RunningGateway;
+let dir: string;
+let key: { id: string; token: string };
+const call = (path: string, method = "GET", payload?: unknown) =>
+  fetch(`${gw.admin}${path}`, { method, headers: { "x-admin-token": ENV.GW_ADMIN, "content-type": "application/json" }, body: payload === undefined ? undefined : JSON.stringify(payload) });
+const chat = (token: string) =>
+  fetch(`${gw.data}/v1/chat/completions`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify({ model: "chat", messages: [{ role: "user", content: "hi" }] }) });
+const db = () => new Database(join(dir, "state/gateway.db"));
+const overlayPath = () => join(dir, "gateway.overlay.yaml");
+
+/** Refuses every `applied` audit entry: what a failing disk does to the append, decided by the store itself. */
+function breakAudit(): void {
+  const d = db();
+  d.run("CREATE TRIGGER fail_audit BEFORE INSERT ON audit WHEN NEW.outcome = 'applied' BEGIN SELECT RAISE(ABORT, 'disk I/O error'); END");
+  d.close();
+}
+function mendAudit(): void {
+  const d = db();
+  d.run("DROP TRIGGER fail_audit");
+  d.close();
+}
+
+beforeAll(async () => {
+  // First boot: one key, one API group and one setting exist before the audit log starts failing.
+  gw = await startGateway(CONFIG, { env: ENV });
+  dir = gw.dir;
+  key = (await json(await call("/keys", "POST", { name: "existing" }))) as { id: string; token: string };
+  expect((await call("/groups", "POST", { name: "existing-group" })).status).toBe(201);
+  expect((await call("/config/settings", "PUT", { per_request_fee: 0.01 })).status).toBe(200);
+  await gw.stop();
+  breakAudit();
+  gw = await startGateway(CONFIG, { env: ENV, dir });
+});
+afterAll(async () => {
+  await gw?.stop();
+});
+
+async function expect500(response: Response): Promise<void> {
+  expect(response.status).toBe(500);
+  const body = (await json(response)) as { error: { code: string; message: string } };
+  expect(body.error.code).toBe("internal");
+}
+
+describe("a mutation whose audit entry fails is not applied", () => {
+  test("keys: mint, update, revoke and delete answer 500 and change nothing; the key still serves", async () => {
+    const before = (await json(await call("/audit?limit=1"))).items[0].seq as number;
+    await expect500(await call("/keys", "POST", { name: "never-minted" }));
+    const listed = (await json(await call("/keys"))) as { items: { name: string }[] };
+    expect(listed.items.map((k) => k.name)).toEqual(["existing"]);
+
+    await expect500(await call(`/keys/${key.id}`, "PATCH", { name: "renamed", enabled: false }));
+    await expect500(await call(`/keys/${key.id}/revoke`, "POST"));
+    await expect500(await call(`/keys/${key.id}`, "DELETE"));
+    expect(await json(await call(`/keys/${key.id}`))).toMatchObject({ name: "existing", enabled: true, state: "active" });
+    expect((await chat(key.token)).status).toBe(200);
+    // Nothing was appended either: the failed entries took no seq.
+    expect((await json(await call("/audit?limit=1"))).items[0].seq).toBe(before);
+  });
+
+  test("groups: create, update and delete answer 500 and change nothing", async () => {
+    await expect500(await call("/groups", "POST", { name: "never-created" }));
+    expect((await call("/groups/never-created")).status).toBe(404);
+    await expect500(await call("/groups/existing-group", "PATCH", { enabled: false, limits: [{ window: "minute", requests: 1 }] }));
+    await expect500(await call("/groups/existing-group", "DELETE"));
+    expect(await json(await call("/groups/existing-group"))).toMatchObject({ name: "existing-group", enabled: true, limits: [] });
+  });
+
+  test("config: settings, apply, rollback, reload and PUT /admin-auth answer 500; version, settings and overlay file unchanged", async () => {
+    const overlay = readFileSync(overlayPath(), "utf8");
+    const version = (await json(await call("/info"))).config_version as number;
+    await expect500(await call("/config/settings", "PUT", { per_request_fee: 0.5, rate_card: { "mock-1": { input: 9, output: 9 } } }));
+    expect((await json(await call("/config/settings"))).settings).toEqual({ per_request_fee: 0.01 });
+    expect(readFileSync(overlayPath(), "utf8")).toBe(overlay);
+    expect(existsSync(`${overlayPath()}.${gw.proc.pid}.tmp`)).toBe(false);
+    await expect500(await call("/config/apply", "POST", { yaml: readFileSync(join(dir, "gateway.test.yaml"), "utf8").replace("mock-1: {provider: local}", "mock-1: {provider: local}\n  mock-2: {provider: local}") }));
+    await expect500(await call("/config/rollback", "POST", { version }));
+    await expect500(await call("/config/reload", "POST"));
+    await expect500(await call("/admin-auth", "PUT", { modules: ["admin-tokens"] }));
+    expect((await json(await call("/info"))).config_version).toBe(version);
+    expect((await json(await call("/config/versions"))).items.map((v: { version: number }) => v.version)).toEqual([version]);
+  });
+
+  test("a refused mutation is still audited as rejected while applied entries fail", async () => {
+    const before = (await json(await call("/audit?limit=1"))).items[0].seq as number;
+    expect((await call("/groups", "POST", { name: "existing-group" })).status).toBe(409);
+    expect((await json(await call("/audit?limit=1"))).items[0]).toMatchObject({ seq: before + 1, action: "group.create", outcome: "rejected" });
+  });
+
+  test("mended: the next change gets the next seq, the chain verifies, and a restart shows none of the failed changes", async () => {
+    mendAudit();
+    const before = (await json(await call("/audit?limit=1"))).items[0].seq as number;
+    expect((await call("/groups", "POST", { name: "after-mend" })).status).toBe(201);
+    expect((await json(await call("/audit?limit=1"))).items[0]).toMatchObject({ seq: before + 1, action: "group.create", outcome: "applied" });
+    expect(await json(await call("/audit/verify"))).toMatchObject({ ok: true });
+    await gw.stop();
+    gw = await startGateway(CONFIG, { env: ENV, dir });
+    expect((await json(await call("/keys"))).items.map((k: { name: string }) => k.name)).toEqual(["existing"]);
+    expect((await json(await call("/groups"))).items.map((g: { name: string }) => g.name).sort()).toEqual(["after-mend", "existing-group"]);
+    expect((await json(await call("/config/settings"))).settings).toEqual({ per_request_fee: 0.01 });
+    expect((await chat(key.token)).status).toBe(200);
+    const d = db();
+    expect(d.query("SELECT name, revoked_at, deleted_at FROM keys").all()).toEqual([{ name: "existing", revoked_at: null, deleted_at: null }]);
+    d.close();
+  });
+});

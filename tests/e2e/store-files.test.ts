@@ -1,0 +1,99 @@
+// Issue 22 class 10 on the built binary: a store file that is there but unusable (zero length, not
+// sqlite, a corrupt page, a row that does not parse) stops the boot with one line naming the file and
+// what is wrong, never a fresh empty store and never a stack trace; a new store is made only where no
+// file exists, and the boot says so.
+import { describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { json, LISTEN_ANY, runGateway, startGateway, tempDir } from "../support/gateway.ts";
+
+const ENV = { GW_ADMIN: "files-admin-token-6d5c", GW_SIGNING_KEY: "files-signing-key-99aa88bb77" };
+const CONFIG = `${LISTEN_ANY}store: {module: sqlite, settings: {path: ./state/gateway.db}}
+providers:
+  local: {protocol: mock}
+models:
+  mock-1: {provider: local}
+pools:
+  chat: {members: [{model: mock-1}]}
+auth:
+  chain: [keys]
+  signing_key: {env: GW_SIGNING_KEY}
+  admin_auth: [admin-tokens]
+  admin_tokens: [{token: {env: GW_ADMIN}}]
+`;
+
+/** Boots over `dir` expecting a refusal: exit 1 and one error line naming what is wrong, no stack. */
+async function refused(dir: string, ...expected: string[]): Promise<void> {
+  const configPath = join(dir, "gateway.test.yaml");
+  writeFileSync(configPath, CONFIG);
+  const run = await runGateway(["--config", configPath], { cwd: dir, env: ENV });
+  expect(run.code).toBe(1);
+  const lines = run.stderr.trim().split("\n");
+  expect(lines).toHaveLength(1);
+  const record = JSON.parse(lines[0]!);
+  expect(record.level).toBe("error");
+  const text = `${record.msg} ${record.error}`;
+  expect(text).toContain(join(dir, "state/gateway.db"));
+  for (const part of expected) expect(text).toContain(part);
+  expect(run.stderr).not.toMatch(/\n\s+at /);
+}
+
+function storeFile(dir: string, bytes: Uint8Array | string): void {
+  mkdirSync(join(dir, "state"), { recursive: true });
+  writeFileSync(join(dir, "state/gateway.db"), bytes);
+}
+
+/** A store with one key and one API group in it, from a real boot. */
+async function populated(): Promise<{ dir: string; keyId: string }> {
+  const gw = await startGateway(CONFIG, { env: ENV });
+  const call = (path: string, payload: unknown) => fetch(`${gw.admin}${path}`, { method: "POST", headers: { "x-admin-token": ENV.GW_ADMIN, "content-type": "application/json" }, body: JSON.stringify(payload) });
+  const key = (await json(await call("/keys", { name: "k1", labels: { team: "a" } }))) as { id: string };
+  expect((await call("/groups", { name: "team-a", limits: [{ window: "minute", requests: 5 }] })).status).toBe(201);
+  expect(gw.logs.some((line) => line.includes(`"creating new store at ${join(gw.dir, "state/gateway.db")}"`))).toBe(true);
+  await gw.stop();
+  return { dir: gw.dir, keyId: key.id };
+}
+
+function edit(dir: string, sql: string, ...params: string[]): void {
+  const db = new Database(join(dir, "state/gateway.db"));
+  db.run(sql, params);
+  db.close();
+}
+
+describe("bad store files stop the boot", () => {
+  test("a zero-length file is not taken for a new store", async () => {
+    const dir = tempDir();
+    storeFile(dir, "");
+    await refused(dir, "zero length");
+    expect(readFileSync(join(dir, "state/gateway.db")).length).toBe(0);
+  });
+
+  test("a file of random bytes is not a sqlite database", async () => {
+    const dir = tempDir();
+    storeFile(dir, crypto.getRandomValues(new Uint8Array(8192)));
+    await refused(dir, "not a sqlite database");
+  });
+
+  test("a keys row whose labels are not JSON names the table, the row and the column", async () => {
+    const { dir, keyId } = await populated();
+    edit(dir, "UPDATE keys SET labels = '{not json' WHERE id = ?", keyId);
+    await refused(dir, "table keys", keyId, "labels");
+  });
+
+  test("a groups row whose limits are not a list of limits names the table, the row and the column", async () => {
+    const { dir } = await populated();
+    edit(dir, "UPDATE groups SET limits = '{\"window\": \"minute\"}' WHERE name = ?", "team-a");
+    await refused(dir, "table groups", "team-a", "limits");
+  });
+
+  test("a damaged page fails sqlite's quick_check", async () => {
+    const { dir } = await populated();
+    const path = join(dir, "state/gateway.db");
+    const bytes = readFileSync(path);
+    // Past the header page: the b-tree pages of the tables and their indexes.
+    for (let at = 4096 + 16; at < bytes.length; at += 4096) bytes.fill(0xa5, at, at + 64);
+    writeFileSync(path, bytes);
+    await refused(dir, "corrupt");
+  });
+});
