@@ -386,6 +386,7 @@ export class AdminClient {
       resource: string;
       outcome: "applied" | "rejected";
       principal: string;
+      credential: string | null;
       prev_hash: string;
       hash: string;
     }>;
