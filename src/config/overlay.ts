@@ -45,7 +45,12 @@ const HEADER = "# Written by the gateway (PUT /config/settings); applied over th
 export async function stageOverlay(path: string, overlay: ConfigTree): Promise<StagedFile> {
   const temporary = `${path}.${process.pid}.tmp`;
   const previous = existsSync(path) ? await readFile(path, "utf8") : undefined;
-  await writeFile(temporary, HEADER + stringify(overlay), { mode: 0o600 });
+  try {
+    await writeFile(temporary, HEADER + stringify(overlay), { mode: 0o600 });
+  } catch (error) {
+    await unlink(temporary).catch(() => undefined);
+    throw error;
+  }
   let installed = false;
   return {
     install: () => {

@@ -3,6 +3,7 @@
 // all (AuditLog.commit), and a head anchor kept apart from the chain (store/audit-head.ts) makes removing
 // the newest entries visible and keeps seq from being reused after a restart.
 import { AsyncLocalStorage } from "node:async_hooks";
+import { GatewayError } from "../http/errors.ts";
 import type { AuditHead } from "../store/audit-head.ts";
 import type { AuditEntry, AuditStore } from "../store/audit.ts";
 import type { Logger } from "../telemetry/logger.ts";
@@ -134,7 +135,7 @@ export class AuditLog implements AuditSink {
    * Runs `plan` in turn with every other audited mutation (so what it checks still holds when it commits),
    * then stores its writes and its `applied` entry in one transaction, then applies it in memory. A plan
    * that throws is recorded as `rejected` and its error rethrown; a failed commit undoes the plan's staged
-   * files and leaves memory as it was. `plan` must not itself call the audit log (it would wait on itself).
+   * files, leaves memory as it was, and is recorded as `rejected` where the log can still be written. `plan` must not itself call the audit log (it would wait on itself).
    */
   commit<T>(attempt: AuditAttempt, plan: () => Change<T> | Promise<Change<T>>): Promise<T> {
     this.#mark();
@@ -151,7 +152,11 @@ export class AuditLog implements AuditSink {
         await this.#append({ ...attempt, outcome: "applied" }, change.write);
       } catch (error) {
         await change.undo?.().catch((undoError: unknown) => this.logger?.error("could not undo a change whose audit entry failed", { action: attempt.action, error: String(undoError) }));
-        throw error;
+        // Still an attempt, and not applied; on a failing disk this entry fails too, and the 500 says enough.
+        await this.#append({ ...attempt, outcome: "rejected" }).catch(() => undefined);
+        const cause = error instanceof Error ? error.message : String(error);
+        this.logger?.error("a change was not applied: it could not be committed with its audit entry", { action: attempt.action, resource: attempt.resource, error: cause });
+        throw new GatewayError("internal", `not applied: the change could not be stored with its audit entry (${cause})`);
       }
       return change.apply();
     });

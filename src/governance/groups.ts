@@ -1,8 +1,7 @@
 // Groups: the merged tree of config-file groups and API-created ones (kept in the store), their
 // validation, the admin verbs (each committed with its audit entry, memory changed only after), and the
-// mint rules keys need (GroupResolver). Config-file groups are
-// read-only through the API: the file is their source of truth, and an API edit would be undone by the
-// next reload. A config group wins over an API group of the same name (logged at rebuild).
+// mint rules keys need (GroupResolver). Config-file groups are read-only through the API: the file is
+// their source of truth, and an API edit would be undone by the next reload. A config group wins over an API group of the same name (logged at rebuild).
 import { NAME_PATTERN } from "../config/schema.ts";
 import type { ConfigHolder, Snapshot } from "../config/snapshot.ts";
 import { GatewayError } from "../http/errors.ts";

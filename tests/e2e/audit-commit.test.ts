@@ -65,6 +65,7 @@ async function expect500(response: Response): Promise<void> {
   expect(response.status).toBe(500);
   const body = (await json(response)) as { error: { code: string; message: string } };
   expect(body.error.code).toBe("internal");
+  expect(body.error.message).toBe("not applied: the change could not be stored with its audit entry (disk I/O error)");
 }
 
 describe("a mutation whose audit entry fails is not applied", () => {
@@ -79,8 +80,14 @@ describe("a mutation whose audit entry fails is not applied", () => {
     await expect500(await call(`/keys/${key.id}`, "DELETE"));
     expect(await json(await call(`/keys/${key.id}`))).toMatchObject({ name: "existing", enabled: true, state: "active" });
     expect((await chat(key.token)).status).toBe(200);
-    // Nothing was appended either: the failed entries took no seq.
-    expect((await json(await call("/audit?limit=1"))).items[0].seq).toBe(before);
+    // Each attempt is recorded as rejected (not applied), with no seq skipped by the failed entries.
+    const entries = (await json(await call("/audit?limit=4"))).items.reverse() as { seq: number; action: string; outcome: string }[];
+    expect(entries.map((e) => [e.seq, e.action, e.outcome])).toEqual([
+      [before + 1, "key.create", "rejected"],
+      [before + 2, "key.update", "rejected"],
+      [before + 3, "key.revoke", "rejected"],
+      [before + 4, "key.delete", "rejected"],
+    ]);
   });
 
   test("groups: create, update and delete answer 500 and change nothing", async () => {

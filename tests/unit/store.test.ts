@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { MIGRATIONS, type Migration } from "../../src/store/migrations.ts";
@@ -60,6 +60,19 @@ describe("sqlite store", () => {
 
   test("an unopenable path is a StoreOpenError naming it", () => {
     expect(() => SqliteStore.open("/proc/definitely/not/here.db")).toThrow(/cannot open sqlite store \/proc\/definitely\/not\/here.db/);
+  });
+
+  test("a store is created only where no file exists; a zero-length file is refused, not taken for a new store", async () => {
+    const path = freshPath();
+    const first = SqliteStore.open(path, MIGRATIONS, clock);
+    expect(first.created).toBe(true);
+    await first.close();
+    const again = SqliteStore.open(path, MIGRATIONS, clock);
+    expect(again.created).toBe(false);
+    await again.close();
+    writeFileSync(path, "");
+    expect(() => SqliteStore.open(path, MIGRATIONS, clock)).toThrow(/is an empty file \(zero length\)/);
+    expect(statSync(path).size).toBe(0);
   });
 
   test("meta values overwrite", async () => {

@@ -1,0 +1,74 @@
+// The audit log's commit (a change and its entry together or not at all) and its head anchor, over a
+// real sqlite store in a temporary directory.
+import { describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { AuditLog, auditHash, verifyAudit } from "../../src/governance/audit.ts";
+import { auditHeadPath } from "../../src/store/audit-head.ts";
+import { SqliteAuditStore } from "../../src/store/audit.ts";
+import { SqliteStore } from "../../src/store/sqlite.ts";
+
+const NOW = 1_800_000_000_000;
+
+function fresh() {
+  const path = join(mkdtempSync(join(tmpdir(), "gw-audit-")), "gateway.db");
+  const store = SqliteStore.open(path);
+  const audit = new SqliteAuditStore(store.database, auditHeadPath(path));
+  return { path, store, audit, log: new AuditLog(audit, () => NOW) };
+}
+const attempt = { action: "thing.create", resource: "thing:a", principal: "admin" };
+
+describe("commit", () => {
+  test("a write that fails inside the transaction stores neither it nor its entry; memory is untouched and no seq is lost", async () => {
+    const { store, log, audit } = fresh();
+    store.database.run("CREATE TABLE things (id TEXT PRIMARY KEY)");
+    let applied = 0;
+    const failing = log.commit(attempt, () => ({
+      write: () => {
+        store.database.run("INSERT INTO things VALUES ('a')");
+        throw new Error("boom");
+      },
+      apply: () => ++applied,
+    }));
+    await expect(failing).rejects.toThrow("not applied: the change could not be stored with its audit entry (boom)");
+    expect(applied).toBe(0);
+    expect(store.database.query("SELECT * FROM things").all()).toEqual([]);
+    expect((await audit.page(10)).map((e) => [e.seq, e.outcome])).toEqual([[1, "rejected"]]);
+    expect(await log.commit(attempt, () => ({ write: () => store.database.run("INSERT INTO things VALUES ('a')"), apply: () => ++applied }))).toBe(1);
+    expect((await audit.page(10)).map((e) => [e.seq, e.outcome])).toEqual([[2, "applied"], [1, "rejected"]]);
+    expect(await verifyAudit(audit)).toMatchObject({ ok: true, checked: 2 });
+  });
+
+  test("a plan that throws is recorded as rejected and changes nothing", async () => {
+    const { log, audit } = fresh();
+    await expect(log.commit(attempt, () => { throw new Error("refused"); })).rejects.toThrow("refused");
+    expect((await audit.page(10)).map((e) => e.outcome)).toEqual(["rejected"]);
+  });
+});
+
+describe("head anchor", () => {
+  test("written after each append; a rewritten chain and a malformed anchor fail verification", async () => {
+    const { path, store, log, audit } = fresh();
+    await log.open();
+    for (let i = 0; i < 3; i++) await log.record({ ...attempt, outcome: "applied" });
+    expect(JSON.parse(readFileSync(`${path}.audit-head`, "utf8"))).toMatchObject({ seq: 3 });
+    expect(await verifyAudit(audit)).toMatchObject({ ok: true, checked: 3 });
+
+    // The newest entry replaced by a consistent forgery: its own hash is right, the anchor's is not.
+    const [third] = await audit.forward(2, 1);
+    const forged = { ...third!, resource: "thing:b" };
+    store.database.run("DELETE FROM audit WHERE seq = 3");
+    await audit.append({ ...forged, hash: auditHash(forged) });
+    expect(await verifyAudit(audit)).toMatchObject({ ok: false, first_bad_seq: 3, reason: expect.stringContaining("rewritten") });
+
+    writeFileSync(`${path}.audit-head`, "not json");
+    expect(await verifyAudit(audit)).toMatchObject({ ok: false, reason: expect.stringContaining("is not a head anchor") });
+  });
+
+  test("an entry without a credential hashes as before the member existed; with one, dropping it breaks the hash", () => {
+    const old = { prev_hash: "", seq: 1, ts: 5, action: "a.b", resource: "r", outcome: "applied" as const, principal: "admin" };
+    expect(auditHash({ ...old, credential: null })).toBe(new Bun.CryptoHasher("sha256").update("|1|5|a.b|r|applied|admin").digest("hex"));
+    expect(auditHash({ ...old, credential: "admin-tokens:ops:1a2b3c4d" })).not.toBe(auditHash(old));
+  });
+});
