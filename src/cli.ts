@@ -20,8 +20,9 @@ Usage: gateway [options]
 Options:
   --config PATH            config file (default: ./gateway.yaml if present, else the embedded default)
   --check                  validate the config and exit: 0 when valid, 1 listing every error
-  --verify-audit           check the audit log's hash chain in the config's store and exit:
-                           0 when intact, 1 naming the first broken entry
+  --verify-audit           check the audit log's hash chain in the config's store, and its
+                           head anchor (<store>.audit-head), and exit: 0 when intact, 1 naming
+                           the first broken entry (altered, missing, reordered or truncated)
   --print-default-config   print the embedded default config and exit
   --log-level LEVEL        debug | info | warn | error (default: info, or $GATEWAY_LOG_LEVEL)
   --version                print the version and exit

@@ -2,7 +2,14 @@
 // governance sees; sqlite is the embedded implementation.
 import type { Database } from "bun:sqlite";
 import type { Limit } from "../governance/limits.ts";
-import { isObjectArray, jsonColumn } from "./rows.ts";
+import { Type } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
+import { LimitCfg } from "../config/schema.ts";
+import { jsonColumn } from "./rows.ts";
+
+/** Stored limits are checked as the config's own, so a hand-edited row cannot reach the limit engine malformed. */
+const LIMITS = Type.Array(LimitCfg);
+const isLimits = (value: unknown) => Value.Check(LIMITS, value);
 
 export interface GroupRecord {
   readonly name: string;
@@ -41,8 +48,8 @@ export class SqliteGroupStore implements GroupStore {
       name: row.name,
       parent: row.parent,
       enabled: row.enabled === 1,
-      limits: jsonColumn<Limit[]>("groups", row.name, "limits", row.limits, isObjectArray, "a list of limits"),
-      child_default: row.child_default === null ? null : jsonColumn<Limit[]>("groups", row.name, "child_default", row.child_default, isObjectArray, "a list of limits"),
+      limits: jsonColumn<Limit[]>("groups", row.name, "limits", row.limits, isLimits, "a list of limits"),
+      child_default: row.child_default === null ? null : jsonColumn<Limit[]>("groups", row.name, "child_default", row.child_default, isLimits, "a list of limits"),
       createdAt: row.created_at,
     }));
   }

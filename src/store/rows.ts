@@ -16,4 +16,3 @@ export function jsonColumn<T>(table: string, key: string, column: string, text: 
 
 export const isStringArray = (v: unknown) => Array.isArray(v) && v.every((x) => typeof x === "string");
 export const isStringRecord = (v: unknown) => typeof v === "object" && v !== null && !Array.isArray(v) && Object.values(v).every((x) => typeof x === "string");
-export const isObjectArray = (v: unknown) => Array.isArray(v) && v.every((x) => typeof x === "object" && x !== null && !Array.isArray(x));
