@@ -37,7 +37,8 @@ export function buildGroupGovernance(deps: GroupGovernanceDeps): GroupGovernance
   const groups = new GroupService({ holder, store: new SqliteGroupStore(database), audit: deps.audit, logger, now, hasBoundKeys: deps.hasBoundKeys });
   const limits = new LimitEngine(now, () => groups.tree());
   const ledger = new SqliteLedgerStore(database);
-  const metering = new Metering({ holder, limits, ledger, logger, now });
+  const onUnavailable = holder.current.config.store?.settings?.on_unavailable ?? "fail_closed";
+  const metering = new Metering({ holder, limits, ledger, logger, now, onUnavailable });
   const usage = new UsageService({ holder, groups, limits, metering, ledger, keyLookup: deps.keyLookup, now });
   return {
     groups,
