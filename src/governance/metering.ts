@@ -4,8 +4,8 @@
 //
 // A batch is written at most FLUSH_MS after its first row, so a crash (kill -9) loses at most that much
 // metering. A batch the store refuses (disk full, I/O error) is kept in memory and retried every
-// RETRY_MS; while writes fail the store is `unavailable` (/healthz says degraded). Past KEPT_ROWS_MAX
-// kept rows, `store.settings.on_unavailable` decides: fail_closed (default) refuses metered requests
+// RETRY_MS; while writes fail the store is `unavailable` (/healthz says degraded). Past
+// `store.settings.max_unsaved_rows` kept rows, `store.settings.on_unavailable` decides: fail_closed (default) refuses metered requests
 // with 503 "store unavailable", fail_open serves them and drops the rows past the bound, counting them.
 import type { IngressPrincipal } from "../auth/ingress-chain.ts";
 import type { ConfigHolder } from "../config/snapshot.ts";
@@ -50,6 +50,8 @@ export interface MeteringDeps {
   readonly flushMs?: number;
   /** `store.settings.on_unavailable` (boot-scoped, as `store` is). */
   readonly onUnavailable?: "fail_closed" | "fail_open";
+  /** `store.settings.max_unsaved_rows`. */
+  readonly maxUnsavedRows?: number;
 }
 
 /** What admission reads of the request to estimate its reservation. */
@@ -67,8 +69,6 @@ export const FLUSH_MS = 100;
 /** What a crash may lose, as the boot line and docs/operations.md state it: FLUSH_MS plus a write's time, with room. */
 export const METERING_AT_RISK_MS = 200;
 export const RETRY_MS = 1000;
-/** Summed ledger rows kept in memory while the store refuses writes (a row is one key, pool and model's second). */
-export const KEPT_ROWS_MAX = 100_000;
 const STORE_FULL = irError("overloaded", "store unavailable: metering cannot be saved; retry after 1 s.", { status: 503, retryAfterSecs: 1 });
 
 class Meter implements RequestMeter {
@@ -129,9 +129,11 @@ export class Metering {
   #unavailable = false;
   #retry: ReturnType<typeof setTimeout> | undefined;
   readonly outputs = new OutputEstimates();
+  readonly #keptMax: number;
 
   constructor(deps: MeteringDeps) {
     this.#deps = deps;
+    this.#keptMax = deps.maxUnsavedRows ?? 100_000;
   }
 
   now(): number {
@@ -149,7 +151,7 @@ export class Metering {
   admit(principal: IngressPrincipal, pool: string, model: string, shape?: RequestShape): MeterResult {
     if (principal.module !== "keys" && (principal.group === undefined || principal.group === null)) return NO_METER;
     // Past the bound a served request's rows could not be kept: refused unless the operator chose fail_open.
-    if (this.#unavailable && this.#outbox.length + this.#rows >= KEPT_ROWS_MAX && this.#deps.onUnavailable !== "fail_open") return { ok: false, error: STORE_FULL };
+    if (this.#unavailable && this.#outbox.length + this.#rows >= this.#keptMax && this.#deps.onUnavailable !== "fail_open") return { ok: false, error: STORE_FULL };
     let admission: Admission | undefined;
     const group = principal.group ?? null;
     if (group !== null) {
@@ -264,13 +266,13 @@ export class Metering {
   #failed(error: unknown): void {
     if (!this.#unavailable) {
       this.#unavailable = true;
-      this.#deps.logger.warn("store unavailable: ledger write failed; rows kept in memory and retried", { rows: this.#outbox.length, kept_max: KEPT_ROWS_MAX, on_unavailable: this.#deps.onUnavailable ?? "fail_closed", error });
+      this.#deps.logger.warn("store unavailable: ledger write failed; rows kept in memory and retried", { rows: this.#outbox.length, kept_max: this.#keptMax, on_unavailable: this.#deps.onUnavailable ?? "fail_closed", error });
     }
-    const over = this.#outbox.length - KEPT_ROWS_MAX;
+    const over = this.#outbox.length - this.#keptMax;
     if (over > 0) {
       // Only fail_open (or requests admitted before the bound was reached) get here: the newest rows go.
-      this.#outbox.length = KEPT_ROWS_MAX;
-      this.#deps.logger.error("store unavailable: metering rows past the bound dropped", { rows: over, kept_max: KEPT_ROWS_MAX });
+      this.#outbox.length = this.#keptMax;
+      this.#deps.logger.error("store unavailable: metering rows past the bound dropped", { rows: over, kept_max: this.#keptMax });
     }
     if (this.#retry === undefined) {
       this.#retry = setTimeout(() => {
