@@ -5,8 +5,9 @@
 // A batch is written at most FLUSH_MS after its first row, so a crash (kill -9) loses at most that much
 // metering. A batch the store refuses (disk full, I/O error) is kept in memory and retried every
 // RETRY_MS; while writes fail the store is `unavailable` (/healthz says degraded). Past
-// `store.settings.max_unsaved_rows` kept rows, `store.settings.on_unavailable` decides: fail_closed (default) refuses metered requests
-// with 503 "store unavailable", fail_open serves them and drops the rows past the bound, counting them.
+// `store.settings.max_unsaved_rows` kept rows, `store.settings.on_unavailable` decides: fail_closed
+// (default) refuses metered requests with 503 "store unavailable", fail_open serves them and drops the
+// rows past the bound, counting them.
 import type { IngressPrincipal } from "../auth/ingress-chain.ts";
 import type { ConfigHolder } from "../config/snapshot.ts";
 import { irError, type IrError, type IrUsage } from "../ir/index.ts";
@@ -238,7 +239,7 @@ export class Metering {
     return this.#unavailable;
   }
 
-  /** Rows waiting for the store (InfoView-style figure for logs and tests). */
+  /** Rows the store has not taken yet (a stop with some left is not a clean one). */
   get keptRows(): number {
     return this.#outbox.length;
   }
@@ -269,8 +270,8 @@ export class Metering {
       this.#deps.logger.warn("store unavailable: ledger write failed; rows kept in memory and retried", { rows: this.#outbox.length, kept_max: this.#keptMax, on_unavailable: this.#deps.onUnavailable ?? "fail_closed", error });
     }
     const over = this.#outbox.length - this.#keptMax;
-    if (over > 0) {
-      // Only fail_open (or requests admitted before the bound was reached) get here: the newest rows go.
+    // fail_closed admits nothing past the bound, so only requests already in flight add to it: all kept.
+    if (over > 0 && this.#deps.onUnavailable === "fail_open") {
       this.#outbox.length = this.#keptMax;
       this.#deps.logger.error("store unavailable: metering rows past the bound dropped", { rows: over, kept_max: this.#keptMax });
     }
