@@ -137,12 +137,12 @@ describe("a crash does not reopen a limit window", () => {
       expect(await g.stop("SIGKILL")).not.toBe(0);
 
       restarted = await startGateway(config(""), { env: ENV, dir: g.dir });
-      const warning = restarted.logs.find((line) => line.includes("previous run did not stop cleanly"));
-      expect(warning).toBeDefined();
-      expect(JSON.parse(warning!).msg).toMatch(/^previous run did not stop cleanly; up to 200 ms of metering before it stopped may be missing \(requests that ended after \d{4}-\d\d-\d\dT[\d:.]+Z, the last ledger write\)$/);
       const after = await chat(restarted, token, "fast");
       expect(after.status).toBe(429);
       expect((await json(after)).error.message).toContain("allows 50 requests per minute");
+      const warning = restarted.logs.find((line) => line.includes("previous run did not stop cleanly"));
+      expect(warning).toBeDefined();
+      expect(JSON.parse(warning!).msg).toMatch(/^previous run did not stop cleanly; up to 200 ms of metering before it stopped may be missing \(requests that ended after \d{4}-\d\d-\d\dT[\d:.]+Z, the last ledger write\)$/);
 
       // A graceful stop leaves no such line at the next boot.
       expect(await restarted.stop()).toBe(0);
