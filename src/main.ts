@@ -14,6 +14,8 @@ import { listenerAddress, startListener } from "./http/serve.ts";
 import { SqliteStore, StoreOpenError } from "./store/sqlite.ts";
 import { SqliteAuditStore } from "./store/audit.ts";
 import { auditHeadPath } from "./store/audit-head.ts";
+import { markRunning, markStopped } from "./store/ledger.ts";
+import { METERING_AT_RISK_MS } from "./governance/metering.ts";
 import { verifyAudit } from "./governance/audit.ts";
 import { createLogger, type Logger } from "./telemetry/logger.ts";
 import { VERSION } from "./version.ts";
@@ -142,6 +144,12 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
   }
   if (store.created) logger.info(`creating new store at ${storePath}`, { store: storePath });
 
+  const previous = await markRunning(store);
+  if (previous.unclean) {
+    const since = previous.lastWrittenAt === null ? "" : ` (requests that ended after ${new Date(previous.lastWrittenAt).toISOString()}, the last ledger write)`;
+    logger.warn(`previous run did not stop cleanly; up to ${METERING_AT_RISK_MS} ms of metering before it stopped may be missing${since}`, { store: storePath });
+  }
+
   const holder = new ConfigHolder(snapshot);
   const lifecycle = boot.lifecycle(holder);
   const servers: Server<undefined>[] = [];
@@ -162,8 +170,10 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
   }
   // Handlers go in before any listener exists, so a signal at any moment after this drains cleanly.
   const shutdown = shutdownOnSignals(servers, logger, async () => {
-    // The ledger's last batch (at most a second of rows) goes in before the store closes.
+    // The ledger's last batch goes in before the store closes; then this run counts as a clean stop.
     await apps.metering.flush();
+    if (apps.metering.keptRows > 0) logger.error("stopping with metering the store refused; these rows are lost", { rows: apps.metering.keptRows });
+    else await markStopped(store);
     await store.close();
   }, () => (holder.current.config.limits?.shutdown_drain_secs ?? 30) * 1000);
   requestStop = shutdown.stop;
@@ -181,6 +191,7 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
     } catch (error) {
       logger.error(`cannot start the ${plane} listener; not starting`, { address: `${settings.hostname}:${settings.port}`, error: (error as Error).message });
       for (const server of servers) server.stop(true);
+      await markStopped(store);
       await store.close();
       return 1;
     }

@@ -245,7 +245,11 @@ export const GatewayConfig = Strict({
   admin_require_mtls: Type.Optional(Type.Boolean({ default: false, "x-restart": true, description: "admin clients must present a certificate chaining to admin_tls.client_ca_file" })),
   store: Type.Optional(Strict({
     module: Enum(["sqlite"], { default: "sqlite" }),
-    settings: Type.Optional(Strict({ path: Type.Optional(Type.String({ minLength: 1, default: "./gateway.db", description: "database file; relative to the working directory; :memory: for a throwaway store" })) }, { default: {} })),
+    settings: Type.Optional(Strict({
+      path: Type.Optional(Type.String({ minLength: 1, default: "./gateway.db", description: "database file; relative to the working directory; :memory: for a throwaway store" })),
+      on_unavailable: Type.Optional(Enum(["fail_closed", "fail_open"], { default: "fail_closed", description: "once the store has refused writes and max_unsaved_rows metering rows wait in memory: fail_closed answers metered requests 503 store unavailable, fail_open serves them and drops their rows" })),
+      max_unsaved_rows: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000, default: 100_000, description: "ledger rows (sums per second, key, pool and model) kept in memory and retried while the store refuses writes" })),
+    }, { default: {} })),
   }, { default: { module: "sqlite" }, "x-restart": true, description: "where keys, groups, the ledger, audit and config versions are kept" })),
   config: Type.Optional(Strict({
     locked: Type.Optional(Type.Boolean({ default: false, description: "true refuses every admin config mutation" })),

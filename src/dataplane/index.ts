@@ -20,7 +20,7 @@ export interface DataPlaneDeps extends PipelineDeps {
 
 export function buildDataApp(deps: DataPlaneDeps) {
   return listenerApp("data", deps.logger)
-    .use(healthRoutes(deps.holder, deps.routing))
+    .use(healthRoutes(deps.holder, deps.routing, deps.metering))
     .use(statsRoutes(deps.holder, deps.routing, deps.auth))
     .use(modelsRoutes(deps.holder, deps.startedAt))
     .use(metricsRoutes(deps.holder, deps.metrics, deps.auth))

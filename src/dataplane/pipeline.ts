@@ -159,8 +159,9 @@ async function serveModelRequest(deps: PipelineDeps, ingress: ProtocolAdapter, r
   const pool = route.lane ? directPool(snapshot, route.lane(snapshot, body)) : poolFor(snapshot, model);
   if (!pool) return refuse(irError("not_found", `The model \`${model}\` does not exist.`, { code: "model_not_found", param: "model" }));
   if (principal.allowedPools && !principal.allowedPools.includes(pool.name)) return refuse(irError("permission", `This key may not use \`${model}\`.`), pool.name);
-  // Group limits: admission counts the request before any lane is tried (failures are not refunded).
-  const metered = deps.metering?.admit(principal, pool.name, model);
+  // Group limits: admission counts the request and reserves its estimate before any lane is tried
+  // (failures are not refunded; the estimate is settled when the request ends).
+  const metered = deps.metering?.admit(principal, pool.name, model, { pool, body, bodyBytes: contentLength(request) });
   if (metered && !metered.ok) return refuse(metered.error, pool.name);
   const meter = metered?.meter;
 
@@ -182,6 +183,12 @@ async function serveModelRequest(deps: PipelineDeps, ingress: ProtocolAdapter, r
   if (routed.kind === "relay") return done(deps, ingress, pool.name, started, routed.value, routed.failure === "caller" || routed.failure === "context_length" ? "client_error" : "error");
   const exhausted = irError("overloaded", `Every lane of \`${model}\` is cooling down or at capacity; retry after ${routed.retryAfterSecs} s.`, { retryAfterSecs: routed.retryAfterSecs });
   return done(deps, ingress, pool.name, started, ingress.encodeError(exhausted), "exhausted");
+}
+
+/** The body's declared size; undefined for a chunked one (the estimate then measures the parsed body). */
+function contentLength(request: Request): number | undefined {
+  const bytes = Number(request.headers.get("content-length") ?? Number.NaN);
+  return Number.isFinite(bytes) ? bytes : undefined;
 }
 
 /** One model request as the routing engine sees it: what each attempt at a lane does (one object, no closures per request). */

@@ -37,7 +37,9 @@ export function buildGroupGovernance(deps: GroupGovernanceDeps): GroupGovernance
   const groups = new GroupService({ holder, store: new SqliteGroupStore(database), audit: deps.audit, logger, now, hasBoundKeys: deps.hasBoundKeys });
   const limits = new LimitEngine(now, () => groups.tree());
   const ledger = new SqliteLedgerStore(database);
-  const metering = new Metering({ holder, limits, ledger, logger, now });
+  // Boot-scoped, as the whole `store` block is.
+  const settings = holder.current.config.store?.settings;
+  const metering = new Metering({ holder, limits, ledger, logger, now, onUnavailable: settings?.on_unavailable, maxUnsavedRows: settings?.max_unsaved_rows });
   const usage = new UsageService({ holder, groups, limits, metering, ledger, keyLookup: deps.keyLookup, now });
   return {
     groups,

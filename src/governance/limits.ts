@@ -1,11 +1,15 @@
 // Group limits on the hot path, all in memory: a request is admitted only when every limit of its group
 // and of each ancestor (AND) has room. Counters live in buckets keyed by (group, window, pool), so the
 // several caps of one window (requests, tokens, budget) share one count, and a count survives edits of
-// the caps and config swaps. Requests count at admission (failures are not refunded); tokens and spend
-// when the answer's usage is known. Concurrency slots are held until the request ends.
+// the caps and config swaps. Admission is by reservation (replicas.md "Limits: exact for the fleet"):
+// requests and the per-request fee count at once (failures are not refunded); the request's token
+// estimate and its cost are reserved, and a bucket admits while settled + reserved is below its cap.
+// Real usage replaces the estimate as it is reported, and what is left of it is released when the
+// request ends. Concurrency slots are held until the request ends.
 import type { GroupRecord } from "../store/groups.ts";
 import { irError, type IrError } from "../ir/index.ts";
 import { tokensOf, type TokenTiers } from "./rate-card.ts";
+import { NO_RESERVATION, type Reservation } from "./estimate.ts";
 import { secondsUntilEnd, windowEnd, windowStart, type LimitWindow } from "./windows.ts";
 import type { GatewayConfig } from "../config/schema.ts";
 
@@ -38,6 +42,9 @@ export class Bucket {
   requests = 0;
   tokens = 0;
   spendMicros = 0;
+  /** Held by requests in flight; not reset by a roll-over, as their usage lands in the new window. */
+  reservedTokens = 0;
+  reservedSpendMicros = 0;
 
   constructor(readonly window: LimitWindow) {}
 
@@ -75,6 +82,8 @@ interface Plan {
   /** Distinct buckets of the checks: each counted once however many caps read it. */
   readonly buckets: readonly Bucket[];
   readonly caps: readonly ConcurrencyCheck[];
+  /** Some check caps tokens or budget: only then is an estimate worth making. */
+  readonly reserves: boolean;
 }
 
 type Pricing = Pick<GatewayConfig, "rate_card" | "per_request_fee">;
@@ -82,28 +91,48 @@ type Pricing = Pick<GatewayConfig, "rate_card" | "per_request_fee">;
 /** One admitted request's hold on its limits. */
 export class Admission {
   #ended = false;
+  /** What is left of the reservation: usage reported so far has replaced the rest. */
+  #tokens: number;
+  #spend: number;
 
   constructor(
     private readonly plan: Plan,
     private readonly admittedAt: number,
-  ) {}
+    reservation: Reservation,
+  ) {
+    this.#tokens = reservation.tokens;
+    this.#spend = reservation.spendMicros;
+  }
 
-  /** Charges the answer's tokens and their spend to every bucket of the chain. */
+  /** Charges the answer's tokens and their spend to every bucket of the chain, in place of as much of the estimate. */
   charge(tiers: TokenTiers, spend: number, now: number): void {
     const tokens = tokensOf(tiers);
+    const freedTokens = Math.min(this.#tokens, tokens);
+    const freedSpend = Math.min(this.#spend, spend);
+    this.#tokens -= freedTokens;
+    this.#spend -= freedSpend;
     for (const bucket of this.plan.buckets) {
       bucket.roll(now);
       // A window that rolled over since admission starts clean; the tokens belong to the new one.
       bucket.tokens += tokens;
       bucket.spendMicros += spend;
+      bucket.reservedTokens -= freedTokens;
+      bucket.reservedSpendMicros -= freedSpend;
     }
   }
 
-  /** Frees the concurrency slots; once, whatever ends the request (answer, error, client gone). */
+  /** Frees the concurrency slots and the rest of the reservation; once, whatever ends the request (answer, error, client gone). */
   end(): void {
     if (this.#ended) return;
     this.#ended = true;
     for (const cap of this.plan.caps) cap.counter.inflight -= 1;
+    if (this.#tokens === 0 && this.#spend === 0) return;
+    for (const bucket of this.plan.buckets) {
+      bucket.reservedTokens -= this.#tokens;
+      bucket.reservedSpendMicros -= this.#spend;
+    }
+    this.#tokens = 0;
+    this.#spend = 0;
   }
 
   get startedAt(): number {
@@ -113,7 +142,7 @@ export class Admission {
 
 export type AdmitResult = { readonly ok: true; readonly admission: Admission } | { readonly ok: false; readonly error: IrError };
 
-const UNLIMITED: Plan = Object.freeze({ refusal: undefined, checks: [], buckets: [], caps: [] });
+const UNLIMITED: Plan = Object.freeze({ refusal: undefined, checks: [], buckets: [], caps: [], reserves: false });
 
 export class LimitEngine {
   readonly #buckets = new Map<string, Bucket>();
@@ -137,26 +166,31 @@ export class LimitEngine {
     return tree;
   }
 
-  /** Admission of one request of `group` to `pool`, counting it in every bucket when admitted. */
-  admit(group: string, pool: string, pricing: Pricing): AdmitResult {
+  /**
+   * Admission of one request of `group` to `pool`, counting it in every bucket when admitted and
+   * reserving `estimate()` (called only when a token or budget cap needs it) until the request ends.
+   */
+  admit(group: string, pool: string, pricing: Pricing, estimate?: () => Reservation): AdmitResult {
     const plan = this.plan(group, pool);
     if (plan.refusal) return { ok: false, error: plan.refusal };
     const now = this.now();
     for (const bucket of plan.buckets) bucket.roll(now);
     // Budget first: an exhausted budget outlasts any rate window, so it is the answer worth giving.
     for (const { group: owner, limit, bucket } of plan.checks) {
-      if (limit.budget_cents != null && bucket.spendMicros >= limit.budget_cents * 1_000_000) {
+      if (limit.budget_cents == null) continue;
+      const cap = limit.budget_cents * 1_000_000;
+      if (bucket.spendMicros >= cap) {
         return { ok: false, error: irError("insufficient_quota", `Group ${owner} has used its ${limit.window} budget of ${limit.budget_cents} cents${poolNote(limit)}.`, { code: "insufficient_quota" }) };
+      }
+      if (bucket.spendMicros + bucket.reservedSpendMicros >= cap) {
+        return { ok: false, error: irError("rate_limit", `Group ${owner}'s ${limit.window} budget of ${limit.budget_cents} cents${poolNote(limit)} is held by requests in flight; retry after 1 s.`, { retryAfterSecs: 1 }) };
       }
     }
     for (const { group: owner, limit, bucket } of plan.checks) {
-      if (limit.requests != null && bucket.requests >= limit.requests) {
-        const retryAfterSecs = secondsUntilEnd(limit.window, now);
-        return { ok: false, error: irError("rate_limit", `Group ${owner} allows ${limit.requests} requests per ${limit.window}${poolNote(limit)}; retry after ${retryAfterSecs} s.`, { retryAfterSecs }) };
-      }
-      if (limit.tokens != null && bucket.tokens >= limit.tokens) {
-        const retryAfterSecs = secondsUntilEnd(limit.window, now);
-        return { ok: false, error: irError("rate_limit", `Group ${owner} allows ${limit.tokens} tokens per ${limit.window}${poolNote(limit)}; retry after ${retryAfterSecs} s.`, { retryAfterSecs }) };
+      if (limit.requests != null && bucket.requests >= limit.requests) return { ok: false, error: windowRefusal(owner, limit, `${limit.requests} requests`, now) };
+      if (limit.tokens != null && bucket.tokens + bucket.reservedTokens >= limit.tokens) {
+        if (bucket.tokens >= limit.tokens) return { ok: false, error: windowRefusal(owner, limit, `${limit.tokens} tokens`, now) };
+        return { ok: false, error: irError("rate_limit", `Group ${owner}'s ${limit.tokens} tokens per ${limit.window}${poolNote(limit)} are held by requests in flight; retry after 1 s.`, { retryAfterSecs: 1 }) };
       }
     }
     for (const { group: owner, cap, counter } of plan.caps) {
@@ -165,12 +199,15 @@ export class LimitEngine {
       }
     }
     const fee = Math.round((pricing.per_request_fee ?? 0) * 1_000_000);
+    const reservation = plan.reserves && estimate ? estimate() : NO_RESERVATION;
     for (const bucket of plan.buckets) {
       bucket.requests += 1;
       bucket.spendMicros += fee;
+      bucket.reservedTokens += reservation.tokens;
+      bucket.reservedSpendMicros += reservation.spendMicros;
     }
     for (const cap of plan.caps) cap.counter.inflight += 1;
-    return { ok: true, admission: new Admission(plan, now) };
+    return { ok: true, admission: new Admission(plan, now, reservation) };
   }
 
   /**
@@ -245,7 +282,8 @@ export class LimitEngine {
       }
     }
     if (checks.length === 0 && caps.length === 0) return UNLIMITED;
-    return { refusal: undefined, checks, buckets: [...new Set(checks.map((c) => c.bucket))], caps };
+    const reserves = checks.some((c) => c.limit.tokens != null || c.limit.budget_cents != null);
+    return { refusal: undefined, checks, buckets: [...new Set(checks.map((c) => c.bucket))], caps, reserves };
   }
 
   /** Every windowed cap up the chain whatever its pool (views, not admission). */
@@ -284,3 +322,10 @@ export class LimitEngine {
 
 const counterKey = (group: string, pool: string | null) => `${group}\u0000${pool ?? ""}`;
 const poolNote = (limit: { pool?: string | null }) => (limit.pool != null ? ` in pool ${limit.pool}` : "");
+
+/** A spent requests or tokens cap: Retry-After is the window's end; a `total` window never frees, so it has none. */
+function windowRefusal(owner: string, limit: WindowLimit, allowance: string, now: number): IrError {
+  if (limit.window === "total") return irError("rate_limit", `Group ${owner} allows ${allowance} in total${poolNote(limit)}; a total window does not reset.`);
+  const retryAfterSecs = secondsUntilEnd(limit.window, now);
+  return irError("rate_limit", `Group ${owner} allows ${allowance} per ${limit.window}${poolNote(limit)}; retry after ${retryAfterSecs} s.`, { retryAfterSecs });
+}

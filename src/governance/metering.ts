@@ -1,11 +1,20 @@
 // Metering: admission through the group limits, charging of each answer's usage, the ledger rows of
 // both (queued and written in batches by a timer, never on the request's own path), and per-key totals
 // for the gateway_key_* series. One object per process, shared by every request.
+//
+// A batch is written at most FLUSH_MS after its first row, so a crash (kill -9) loses at most that much
+// metering. A batch the store refuses (disk full, I/O error) is kept in memory and retried every
+// RETRY_MS; while writes fail the store is `unavailable` (/healthz says degraded). Past
+// `store.settings.max_unsaved_rows` kept rows, `store.settings.on_unavailable` decides: fail_closed
+// (default) refuses metered requests with 503 "store unavailable", fail_open serves them and drops the
+// rows past the bound, counting them.
 import type { IngressPrincipal } from "../auth/ingress-chain.ts";
 import type { ConfigHolder } from "../config/snapshot.ts";
-import type { IrError, IrUsage } from "../ir/index.ts";
+import { irError, type IrError, type IrUsage } from "../ir/index.ts";
+import type { Pool } from "../routing/pool.ts";
 import type { LedgerRow, LedgerStore } from "../store/ledger.ts";
 import type { Logger } from "../telemetry/logger.ts";
+import { OutputEstimates, requestedMaxOutput, reservationFor } from "./estimate.ts";
 import type { Admission, LimitEngine } from "./limits.ts";
 import { spendMicros, tiersOf, tokensOf, ZERO_TIERS } from "./rate-card.ts";
 
@@ -40,10 +49,28 @@ export interface MeteringDeps {
   readonly now: () => number;
   /** How long a ledger row may wait in memory before its batch is written. */
   readonly flushMs?: number;
+  /** `store.settings.on_unavailable` (boot-scoped, as `store` is). */
+  readonly onUnavailable?: "fail_closed" | "fail_open";
+  /** `store.settings.max_unsaved_rows`. */
+  readonly maxUnsavedRows?: number;
+}
+
+/** What admission reads of the request to estimate its reservation. */
+export interface RequestShape {
+  readonly pool: Pool;
+  readonly body: Record<string, unknown>;
+  /** Content-Length; undefined for a chunked body. */
+  readonly bodyBytes: number | undefined;
 }
 
 const NO_METER: MeterResult = Object.freeze({ ok: true, meter: undefined });
 const BATCH_ROWS = 512;
+/** The crash window: rows of requests that ended in the last FLUSH_MS may be lost to a kill -9. */
+export const FLUSH_MS = 100;
+/** What a crash may lose, as the boot line and docs/operations.md state it: FLUSH_MS plus a write's time, with room. */
+export const METERING_AT_RISK_MS = 200;
+export const RETRY_MS = 1000;
+const STORE_FULL = irError("overloaded", "store unavailable: metering cannot be saved; retry after 1 s.", { status: 503, retryAfterSecs: 1 });
 
 class Meter implements RequestMeter {
   constructor(
@@ -61,6 +88,7 @@ class Meter implements RequestMeter {
     const spend = spendMicros(this.metering.pricing(), model, tiers, 0);
     const now = this.metering.now();
     this.admission?.charge(tiers, spend, now);
+    if (this.admission && tiers.output > 0) this.metering.outputs.observe(this.pool, tiers.output);
     this.totals.tokens += tokens;
     this.totals.spendMicros += spend;
     this.metering.queue({ ts: now, key_id: this.principal.id, group_name: this.principal.group ?? null, pool: this.pool, model, requests: 0, ...tiers });
@@ -97,9 +125,16 @@ export class Metering {
   #rows = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #writing: Promise<void> = Promise.resolve();
+  /** Rows taken from the queue and not yet in the store: the batch being written, or kept after a failed write. */
+  #outbox: LedgerRow[] = [];
+  #unavailable = false;
+  #retry: ReturnType<typeof setTimeout> | undefined;
+  readonly outputs = new OutputEstimates();
+  readonly #keptMax: number;
 
   constructor(deps: MeteringDeps) {
     this.#deps = deps;
+    this.#keptMax = deps.maxUnsavedRows ?? 100_000;
   }
 
   now(): number {
@@ -114,12 +149,15 @@ export class Metering {
    * Admission of one request to `pool` for `model` (as the caller named it). A key's requests are metered
    * whether or not it has a group; other principals (static tokens, the open door) are not.
    */
-  admit(principal: IngressPrincipal, pool: string, model: string): MeterResult {
+  admit(principal: IngressPrincipal, pool: string, model: string, shape?: RequestShape): MeterResult {
     if (principal.module !== "keys" && (principal.group === undefined || principal.group === null)) return NO_METER;
+    // Past the bound a served request's rows could not be kept: refused unless the operator chose fail_open.
+    if (this.#unavailable && this.#outbox.length + this.#rows >= this.#keptMax && this.#deps.onUnavailable !== "fail_open") return { ok: false, error: STORE_FULL };
     let admission: Admission | undefined;
     const group = principal.group ?? null;
     if (group !== null) {
-      const admitted = this.#deps.limits.admit(group, pool, this.pricing());
+      const estimate = shape && (() => reservationFor(this.pricing(), shape.pool, shape.body, shape.bodyBytes, requestedMaxOutput(shape.body) ?? this.outputs.of(pool)));
+      const admitted = this.#deps.limits.admit(group, pool, this.pricing(), estimate);
       if (!admitted.ok) return admitted;
       admission = admitted.admission;
     }
@@ -168,29 +206,81 @@ export class Metering {
     // A key re-bound to another group within the second keeps its rows apart.
     if (held) this.#rebound.push({ ...row, ts: second });
     else byModel.set(row.model, { ...row, ts: second });
-    if (++this.#rows >= BATCH_ROWS) void this.flush();
+    this.#rows += 1;
+    // While the store refuses writes only the retry timer writes, the kept rows and these together.
+    if (this.#unavailable) return;
+    if (this.#rows >= BATCH_ROWS) void this.flush();
     else if (this.#timer === undefined) {
-      this.#timer = setTimeout(() => void this.flush(), this.#deps.flushMs ?? 1000);
+      this.#timer = setTimeout(() => void this.flush(), this.#deps.flushMs ?? FLUSH_MS);
       // A pending batch must not keep a stopping process alive; shutdown flushes it.
       (this.#timer as { unref?: () => void }).unref?.();
     }
   }
 
-  /** Writes what is queued; resolves when every row queued before the call is in the store. */
+  /** Writes what is queued (and what earlier writes could not); resolves when that write is over. */
   flush(): Promise<void> {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
-    if (this.#rows === 0) return this.#writing;
-    const rows: LedgerRow[] = [...this.#rebound];
-    for (const byKey of this.#pending.values()) for (const byPool of byKey.values()) for (const byModel of byPool.values()) rows.push(...byModel.values());
-    this.#pending = new Map();
-    this.#rebound = [];
-    this.#rows = 0;
-    this.#writing = this.#writing.then(() =>
-      this.#deps.ledger.append(rows).catch((error: unknown) => {
-        this.#deps.logger.error("ledger write failed; these rows are lost", { rows: rows.length, error });
-      }),
-    );
+    if (this.#rows > 0) {
+      const rows = this.#outbox;
+      rows.push(...this.#rebound);
+      for (const byKey of this.#pending.values()) for (const byPool of byKey.values()) for (const byModel of byPool.values()) rows.push(...byModel.values());
+      this.#pending = new Map();
+      this.#rebound = [];
+      this.#rows = 0;
+    }
+    if (this.#outbox.length === 0) return this.#writing;
+    this.#writing = this.#writing.then(() => this.#write());
     return this.#writing;
+  }
+
+  /** Whether the last ledger write failed (until one succeeds): /healthz says degraded. */
+  get unavailable(): boolean {
+    return this.#unavailable;
+  }
+
+  /** Rows the store has not taken yet (a stop with some left is not a clean one). */
+  get keptRows(): number {
+    return this.#outbox.length;
+  }
+
+  async #write(): Promise<void> {
+    const rows = this.#outbox;
+    if (rows.length === 0) return;
+    // Rows queued while this write runs go to a fresh outbox; on failure both are kept, oldest first.
+    this.#outbox = [];
+    try {
+      await this.#deps.ledger.append(rows);
+    } catch (error) {
+      this.#outbox = rows.concat(this.#outbox);
+      this.#failed(error);
+      return;
+    }
+    if (this.#unavailable) {
+      this.#unavailable = false;
+      if (this.#retry !== undefined) clearTimeout(this.#retry);
+      this.#retry = undefined;
+      this.#deps.logger.warn("store available again: kept metering written", { rows: rows.length });
+    }
+  }
+
+  #failed(error: unknown): void {
+    if (!this.#unavailable) {
+      this.#unavailable = true;
+      this.#deps.logger.warn("store unavailable: ledger write failed; rows kept in memory and retried", { rows: this.#outbox.length, kept_max: this.#keptMax, on_unavailable: this.#deps.onUnavailable ?? "fail_closed", error });
+    }
+    const over = this.#outbox.length - this.#keptMax;
+    // fail_closed admits nothing past the bound, so only requests already in flight add to it: all kept.
+    if (over > 0 && this.#deps.onUnavailable === "fail_open") {
+      this.#outbox.length = this.#keptMax;
+      this.#deps.logger.error("store unavailable: metering rows past the bound dropped", { rows: over, kept_max: this.#keptMax });
+    }
+    if (this.#retry === undefined) {
+      this.#retry = setTimeout(() => {
+        this.#retry = undefined;
+        void this.flush();
+      }, RETRY_MS);
+      (this.#retry as { unref?: () => void }).unref?.();
+    }
   }
 }

@@ -2,6 +2,7 @@
 // batches off the request path; read by the usage views, which price it with the current rate card.
 import type { Database } from "bun:sqlite";
 import type { TokenTiers } from "../governance/rate-card.ts";
+import type { Store } from "./store.ts";
 
 export interface LedgerRow extends TokenTiers {
   /** Epoch milliseconds. */
@@ -44,8 +45,11 @@ export class SqliteLedgerStore implements LedgerStore {
     const insert = this.db.prepare(
       "INSERT INTO ledger (ts, key_id, group_name, pool, model, requests, input, output, cache_read, cache_creation) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     );
+    const written = this.db.prepare("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value");
     this.db.transaction(() => {
       for (const r of rows) insert.run(r.ts, r.key_id, r.group_name, r.pool, r.model, r.requests, r.input, r.output, r.cache_read, r.cache_creation);
+      // With the rows, so after a crash the boot line can say from when metering may be missing.
+      written.run(LEDGER_WRITTEN_AT, String(Date.now()));
     })();
   }
 
@@ -66,3 +70,21 @@ FROM ledger ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""} GROUP BY k
     return this.db.query(sql).all(...args) as LedgerSum[];
   }
 }
+
+const LEDGER_WRITTEN_AT = "ledger_written_at";
+/** "running" from boot until a graceful stop writes "stopped": found "running" at boot, the last run crashed. */
+const RUN_STATE = "run_state";
+
+/**
+ * Boot: whether the previous run over this store stopped without its last ledger batch (a crash or
+ * kill -9), and when a batch was last written; then marks this run as running.
+ */
+export async function markRunning(store: Store): Promise<{ unclean: boolean; lastWrittenAt: number | null }> {
+  const unclean = (await store.getMeta(RUN_STATE)) === "running";
+  const written = await store.getMeta(LEDGER_WRITTEN_AT);
+  await store.setMeta(RUN_STATE, "running");
+  return { unclean, lastWrittenAt: written === undefined ? null : Number(written) };
+}
+
+/** A graceful stop, after the last ledger batch is written. */
+export const markStopped = (store: Store) => store.setMeta(RUN_STATE, "stopped");
