@@ -1,8 +1,8 @@
 // Same protocol both sides: the client's body goes up with only the model rewritten, and the upstream's
 // bytes come back unchanged, so members the IR does not model survive both ways. Usage is still read
 // (non-stream) or tapped from the stream on the side, for metering.
-import { withEstimate } from "../ir/estimate.ts";
-import { irError, mergeUsage, ZERO_USAGE, type IrStreamPart, type IrUsage } from "../ir/index.ts";
+import { answerSize, ESTIMATE_WARNING, withEstimate } from "../ir/estimate.ts";
+import { irError, mergeUsage, ZERO_USAGE, type IrUsage } from "../ir/index.ts";
 import type { ByteFilter, ProtocolAdapter } from "../protocols/types.ts";
 import type { AttemptResult, LaneTicket } from "../routing/failover.ts";
 import { relayHeaders } from "../transport/upstream.ts";
@@ -35,7 +35,7 @@ export async function passThrough(exchange: Exchange, ticket: LaneTicket): Promi
   const upstream = outcome.response;
   const headers = relayHeaders(upstream.headers);
   const record = (usage: IrUsage, estimated = false) => {
-    if (estimated && exchange.meter) deps.logger.warn("usage estimated: the upstream reported none for this stream", { model: exchange.model, lane: lane.name, ...usage });
+    if (estimated && exchange.meter) deps.logger.warn(ESTIMATE_WARNING, { model: exchange.model, lane: lane.name, ...usage });
     exchange.meter?.usage(usage, lane.name);
     if (deps.logger.enabled("debug")) deps.logger.debug("usage", { model: exchange.model, lane: lane.name, ...usage });
   };
@@ -240,11 +240,4 @@ async function usageFromEdges(adapter: ProtocolAdapter, head: Uint8Array[], tail
     if (cut) usage = mergeUsage(usage, cut);
   }
   return { usage, headText };
-}
-
-function answerSize(part: IrStreamPart): number {
-  if (part.type === "text-delta" || part.type === "reasoning-delta") return part.delta.length;
-  if (part.type === "tool-call-delta") return part.argumentsDelta.length;
-  if (part.type === "tool-call-start") return part.name.length;
-  return 0;
 }

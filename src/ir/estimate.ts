@@ -3,9 +3,13 @@
 // count: a stream the upstream did not meter is charged this rather than zero (docs/operations.md,
 // "Stream usage and estimates"), and an Anthropic client's message_start shows it until the real figure.
 import type { IrRequest } from "./request.ts";
+import type { IrStreamPart } from "./stream.ts";
 import { inputTotal, type IrUsage } from "./response.ts";
 
 export const CHARS_PER_TOKEN = 4;
+
+/** The warning logged with each estimated charge (one line per stream; the ledger row looks like any other). */
+export const ESTIMATE_WARNING = "usage estimated: the upstream reported none for this stream";
 
 /** Tokens for `size` characters (or bytes) of text: 0 for none, else at least 1. */
 export const estimateTokens = (size: number): number => (size > 0 ? Math.ceil(size / CHARS_PER_TOKEN) : 0);
@@ -37,4 +41,11 @@ export function withEstimate(usage: IrUsage, inputSize: number, outputSize: numb
   const output = usage.output === 0 ? estimateTokens(outputSize) : 0;
   if (input === 0 && output === 0) return { usage, estimated: false };
   return { usage: { ...usage, inputNoCache: usage.inputNoCache + input, output: usage.output + output }, estimated: true };
+}
+
+/** Characters of answer a stream part carries (text, reasoning, tool arguments), for an output estimate. */
+export function answerSize(part: IrStreamPart): number {
+  if (part.type === "text-delta" || part.type === "reasoning-delta") return part.delta.length;
+  if (part.type === "tool-call-delta") return part.argumentsDelta.length;
+  return 0;
 }
