@@ -2,8 +2,10 @@
 // stream_options (its default) through a key whose group caps tokens. The gateway asks the upstream
 // imitation for usage, charges exactly what it reported, relays the stream the client would have had
 // without the gateway (no usage chunk it did not ask for), and a token cap stops the requests. An
-// upstream that ignores include_usage is charged an estimate, never zero, with a warning line.
+// upstream that ignores include_usage is charged an estimate, never zero, with a warning line. And the
+// Anthropic SDK streaming through the OpenAI upstream reads an input figure in message_start (class 17).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { json, LISTEN_ANY, startGateway, type RunningGateway } from "../support/gateway.ts";
 import { OPENAI_DEFAULT_KEY, startOpenAIUpstream } from "../support/upstreams/openai.ts";
@@ -75,6 +77,16 @@ async function groupTokens(group: string, atLeast = 1): Promise<number> {
     await Bun.sleep(20);
   }
   return tokens;
+}
+
+/** The gateway's "usage estimated" warnings, once `count` have been logged (stderr is read as it comes). */
+async function estimateWarnings(count: number): Promise<Record<string, unknown>[]> {
+  let found: Record<string, unknown>[] = [];
+  for (let i = 0; i < 50 && found.length < count; i++) {
+    found = gw.logs.filter((l) => l.includes('"usage estimated')).map((l) => JSON.parse(l));
+    if (found.length < count) await Bun.sleep(20);
+  }
+  return found;
 }
 
 const post = (url: string, body: unknown, authorization: string) => fetch(url, { method: "POST", headers: { "content-type": "application/json", authorization }, body: JSON.stringify(body) });
@@ -155,7 +167,40 @@ describe("a same-protocol OpenAI stream without stream_options", () => {
     // ~4 characters a token of the answer, plus the request's.
     expect(tokens).toBeGreaterThanOrEqual(Math.ceil(DEAF_TEXT.length / 4));
     expect(tokens).toBeLessThan(200);
-    const warning = gw.logs.map((l) => JSON.parse(l)).find((r) => r.msg?.startsWith("usage estimated"));
-    expect(warning).toMatchObject({ level: "warn", model: "deaf", lane: "deaf-up" });
+    expect(await estimateWarnings(1)).toMatchObject([{ level: "warn", model: "deaf", lane: "deaf-up" }]);
+
+    // The same on the translated path: an Anthropic client, the deaf OpenAI upstream.
+    const anthropic = new Anthropic({ apiKey: token, baseURL: gw.data, maxRetries: 0 });
+    const final = await anthropic.messages.stream({ model: "deaf", max_tokens: 64, messages: [{ role: "user", content: "say something" }] }).finalMessage();
+    expect(final.content).toMatchObject([{ type: "text", text: `${DEAF_TEXT} ` }]);
+    const after = await groupTokens("deafened", tokens + 1);
+    expect(after - tokens).toBe(Math.ceil("say something".length / 4) + Math.ceil(`${DEAF_TEXT} `.length / 4));
+    expect(await estimateWarnings(2)).toHaveLength(2);
+  });
+});
+
+describe("an Anthropic stream through an OpenAI upstream", () => {
+  test("message_start carries an input estimate from the request; message_delta the upstream's real figure", async () => {
+    const token = await mint("roomy");
+    up.reset();
+    const client = new Anthropic({ apiKey: token, baseURL: gw.data, maxRetries: 0 });
+    const question = "How many tokens does this question take? ".repeat(8);
+    const stream = client.messages.stream({ model: "gpt", max_tokens: 64, system: "Answer briefly.", messages: [{ role: "user", content: question }] });
+    const starts: Anthropic.MessageStartEvent[] = [];
+    stream.on("streamEvent", (event) => {
+      if (event.type === "message_start") starts.push(event);
+    });
+    const final = await stream.finalMessage();
+    // What LangChain reads: the first event's input, near the request's size at ~4 characters a token.
+    const estimate = starts[0]!.message.usage.input_tokens;
+    expect(estimate).toBeGreaterThan(0);
+    expect(estimate).toBe(Math.ceil(("Answer briefly.".length + question.length) / 4));
+    // The upstream's own count replaces it at the end.
+    const forwarded = up.requests.at(-1)!;
+    const direct = await post(`${up.baseURL}/chat/completions`, forwarded.body, `Bearer ${OPENAI_DEFAULT_KEY}`);
+    const usageChunk = (await direct.text()).split("\n\n").filter((e) => e.includes('"choices":[]'))[0]!;
+    const reported = JSON.parse(usageChunk.slice("data: ".length)).usage as OpenAI.CompletionUsage;
+    expect(final.usage.input_tokens).toBe(reported.prompt_tokens);
+    expect(final.usage.output_tokens).toBe(reported.completion_tokens);
   });
 });
