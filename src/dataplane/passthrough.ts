@@ -196,6 +196,8 @@ function tapUsage(first: Uint8Array, reader: ByteReader, tap: Tap): ReadableStre
         }
       } catch (error) {
         const broke = irError("api_error", "the upstream stream broke off", { status: 502, failure: "transient" });
+        // What was served before the break still counts.
+        finish();
         ticket.broke(broke);
         // The protocol's own in-stream error when the cut fell between events; else the connection resets.
         const ending = adapter.streamBreak?.(broke, last);

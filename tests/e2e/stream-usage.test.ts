@@ -35,9 +35,11 @@ providers:
   deaf: {protocol: openai, base_url: "http://127.0.0.1:${deaf.port}/v1", api_key: "sk-deaf"}
 models:
   gpt-up: {provider: imitation, model: gpt-test}
+  gpt-breaking: {provider: imitation, model: gpt-test}
   deaf-up: {provider: deaf, model: deaf}
 pools:
   gpt: {members: [{model: gpt-up}]}
+  breaking: {members: [{model: gpt-breaking}]}
   deaf: {members: [{model: deaf-up}]}
 auth:
   chain: [keys]
@@ -48,6 +50,7 @@ groups:
   roomy: {limits: [{window: day, tokens: 1000000}]}
   capped: {limits: [{window: day, tokens: ${CAP}}]}
   deafened: {limits: [{window: day, tokens: 1000000}]}
+  broken: {limits: [{window: day, tokens: 1000000}]}
 `;
 
 let gw: RunningGateway;
@@ -79,11 +82,11 @@ async function groupTokens(group: string, atLeast = 1): Promise<number> {
   return tokens;
 }
 
-/** The gateway's "usage estimated" warnings, once `count` have been logged (stderr is read as it comes). */
-async function estimateWarnings(count: number): Promise<Record<string, unknown>[]> {
+/** The gateway's "usage estimated" warnings for `model`, once `count` have been logged (stderr is read as it comes). */
+async function estimateWarnings(model: string, count: number): Promise<Record<string, unknown>[]> {
   let found: Record<string, unknown>[] = [];
   for (let i = 0; i < 50 && found.length < count; i++) {
-    found = gw.logs.filter((l) => l.includes('"usage estimated')).map((l) => JSON.parse(l));
+    found = gw.logs.filter((l) => l.includes('"usage estimated')).map((l) => JSON.parse(l)).filter((r) => r.model === model);
     if (found.length < count) await Bun.sleep(20);
   }
   return found;
@@ -157,6 +160,23 @@ describe("a same-protocol OpenAI stream without stream_options", () => {
     expect(served).toBeLessThanOrEqual(Math.ceil(CAP / perRequest) + 1);
   });
 
+  test("a stream the upstream breaks off is charged what was served (estimated) and ends with OpenAI's in-stream error", async () => {
+    const token = await mint("broken");
+    up.script({ match: "BREAK", cutAfterEvents: 3 });
+    const stream = await sdk(token).chat.completions.create({ model: "breaking", stream: true, messages: [{ role: "user", content: "BREAK this stream after a few events please" }] });
+    let text = "";
+    const failure = await (async () => {
+      try {
+        for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? "";
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(failure).toBeInstanceOf(OpenAI.APIError);
+    expect(text.length).toBeGreaterThan(0);
+    expect(await groupTokens("broken")).toBeGreaterThan(0);
+  });
+
   test("an upstream that ignores include_usage is charged an estimate above zero, with a warning line", async () => {
     const token = await mint("deafened");
     const stream = await sdk(token).chat.completions.create({ model: "deaf", stream: true, messages: [{ role: "user", content: "say something" }] });
@@ -167,7 +187,7 @@ describe("a same-protocol OpenAI stream without stream_options", () => {
     // ~4 characters a token of the answer, plus the request's.
     expect(tokens).toBeGreaterThanOrEqual(Math.ceil(DEAF_TEXT.length / 4));
     expect(tokens).toBeLessThan(200);
-    expect(await estimateWarnings(1)).toMatchObject([{ level: "warn", model: "deaf", lane: "deaf-up" }]);
+    expect(await estimateWarnings("deaf", 1)).toMatchObject([{ level: "warn", model: "deaf", lane: "deaf-up" }]);
 
     // The same on the translated path: an Anthropic client, the deaf OpenAI upstream.
     const anthropic = new Anthropic({ apiKey: token, baseURL: gw.data, maxRetries: 0 });
@@ -175,7 +195,7 @@ describe("a same-protocol OpenAI stream without stream_options", () => {
     expect(final.content).toMatchObject([{ type: "text", text: `${DEAF_TEXT} ` }]);
     const after = await groupTokens("deafened", tokens + 1);
     expect(after - tokens).toBe(Math.ceil("say something".length / 4) + Math.ceil(`${DEAF_TEXT} `.length / 4));
-    expect(await estimateWarnings(2)).toHaveLength(2);
+    expect(await estimateWarnings("deaf", 2)).toHaveLength(2);
   });
 });
 
