@@ -1,8 +1,9 @@
 // Same protocol both sides: the client's body goes up with only the model rewritten, and the upstream's
 // bytes come back unchanged, so members the IR does not model survive both ways. Usage is still read
 // (non-stream) or tapped from the stream on the side, for metering.
+import { answerSize, ESTIMATE_WARNING, withEstimate } from "../ir/estimate.ts";
 import { irError, mergeUsage, ZERO_USAGE, type IrUsage } from "../ir/index.ts";
-import type { ProtocolAdapter } from "../protocols/types.ts";
+import type { ByteFilter, ProtocolAdapter } from "../protocols/types.ts";
 import type { AttemptResult, LaneTicket } from "../routing/failover.ts";
 import { relayHeaders } from "../transport/upstream.ts";
 import { streamTicket, type Exchange } from "./pipeline.ts";
@@ -25,12 +26,16 @@ function forwarded(adapter: ProtocolAdapter, request: Request): Record<string, s
 export async function passThrough(exchange: Exchange, ticket: LaneTicket): Promise<AttemptResult<Response>> {
   const { ingress, lane, body, request, deps, context } = exchange;
   const stream = context.pathStream ?? body.stream === true;
-  const upstreamBody = JSON.stringify(ingress.rewriteModel(body, lane.upstreamModel));
+  const rewritten = ingress.rewriteModel(body, lane.upstreamModel);
+  // A metered stream asks for usage where the protocol must ask (and takes the answer out for the client).
+  const filter = stream && exchange.meter ? ingress.askForStreamUsage?.(rewritten) : undefined;
+  const upstreamBody = JSON.stringify(rewritten);
   const outcome = await sendUpstream(exchange, ingress, { path: ingress.upstreamPath(lane.upstreamModel, stream), body: upstreamBody, headers: forwarded(ingress, request) });
   if (!outcome.ok) return noAnswerFailure(ingress, outcome);
   const upstream = outcome.response;
   const headers = relayHeaders(upstream.headers);
-  const record = (usage: IrUsage) => {
+  const record = (usage: IrUsage, estimated = false) => {
+    if (estimated && exchange.meter) deps.logger.warn(ESTIMATE_WARNING, { model: exchange.model, lane: lane.name, ...usage });
     exchange.meter?.usage(usage, lane.name);
     if (deps.logger.enabled("debug")) deps.logger.debug("usage", { model: exchange.model, lane: lane.name, ...usage });
   };
@@ -53,7 +58,8 @@ export async function passThrough(exchange: Exchange, ticket: LaneTicket): Promi
   const reader: ByteReader = upstream.body.getReader();
   const first = await firstOf(reader, ingress);
   if (!first.ok) return first.failure;
-  return { ok: true, value: new Response(tapUsage(first.value, reader, ingress, record, streamTicket(exchange, ticket)), { status: upstream.status, headers }), settlesLater: true };
+  const tap = { adapter: ingress, record, ticket: streamTicket(exchange, ticket), filter, requestSize: upstreamBody.length };
+  return { ok: true, value: new Response(tapUsage(first.value, reader, tap), { status: upstream.status, headers }), settlesLater: true };
 }
 
 /** Below this size the native JSON.parse of the whole body beats cutting the usage out (measured on a 945-byte answer: 0.7 vs 1.1 µs). */
@@ -112,25 +118,33 @@ type ByteReader = Pick<ReadableStreamDefaultReader<Uint8Array>, "read" | "cancel
 /** How much of a stream's start and end is kept for reading usage (it sits in the first and last events). */
 const EDGE_BYTES = 8192;
 
+interface Tap {
+  readonly adapter: ProtocolAdapter;
+  /** Told the stream's usage once it settles; `estimated` when the upstream reported none (docs/operations.md). */
+  readonly record: (usage: IrUsage, estimated?: boolean) => void;
+  readonly ticket: LaneTicket;
+  /** Takes out of the relayed bytes what the gateway asked for and the client did not (OpenAI's usage chunk). */
+  readonly filter: ByteFilter | undefined;
+  /** Characters of the request sent upstream, for the input estimate. */
+  readonly requestSize: number;
+}
+
 /**
- * Relays the bytes untouched, keeping only the stream's first and last EDGE_BYTES; at the end those are
- * decoded once for usage (Anthropic reports input in message_start and output in message_delta; OpenAI
- * in the last chunk). Decoding every chunk as it passed cost more than the whole relay.
+ * Relays the bytes untouched (or through the tap's filter), keeping only the stream's first and last
+ * EDGE_BYTES; at the end those are decoded once for usage (Anthropic reports input in message_start and
+ * output in message_delta; OpenAI in the last chunk). Decoding every chunk as it passed cost more than
+ * the whole relay. The edges are the upstream's own bytes, so a usage chunk the filter cut still counts.
  */
-function tapUsage(
-  first: Uint8Array,
-  reader: ByteReader,
-  adapter: ProtocolAdapter,
-  record: (usage: IrUsage) => void,
-  ticket: LaneTicket,
-): ReadableStream<Uint8Array> {
+function tapUsage(first: Uint8Array, reader: ByteReader, tap: Tap): ReadableStream<Uint8Array> {
+  const { adapter, ticket, filter } = tap;
   const head: Uint8Array[] = [];
   let headBytes = 0;
   let tail: Uint8Array[] = [];
   let tailBytes = 0;
+  let totalBytes = 0;
   let last = first;
   const keep = (chunk: Uint8Array) => {
-    last = chunk;
+    totalBytes += chunk.byteLength;
     if (headBytes < EDGE_BYTES) {
       head.push(chunk);
       headBytes += chunk.byteLength;
@@ -140,31 +154,50 @@ function tapUsage(
     tailBytes += chunk.byteLength;
     while (tail.length > 1 && tailBytes - tail[0]!.byteLength >= EDGE_BYTES) tailBytes -= tail.shift()!.byteLength;
   };
+  /** Whether anything went out (a filter may hold a chunk back whole). */
+  const relay = (controller: ReadableStreamDefaultController<Uint8Array>, chunk: Uint8Array): boolean => {
+    keep(chunk);
+    const out = filter ? filter.push(chunk) : chunk;
+    if (out.byteLength === 0) return false;
+    last = out;
+    controller.enqueue(out);
+    return true;
+  };
   let finished = false;
   const finish = () => {
     if (finished) return;
     finished = true;
-    void usageFromEdges(adapter, head, tail).then(record, () => {});
+    void usageFromEdges(adapter, head, tail).then(({ usage, headText }) => {
+      // What the upstream left at zero is estimated: the answer's size extrapolated from the head's share of text.
+      const outputSize = headBytes >= totalBytes ? headText : Math.round((headText * totalBytes) / headBytes);
+      const estimate = withEstimate(usage, tap.requestSize, outputSize);
+      tap.record(estimate.usage, estimate.estimated);
+    }, () => {});
     tail = [];
   };
   return new ReadableStream<Uint8Array>({
     start(controller) {
-      keep(first);
-      controller.enqueue(first);
+      relay(controller, first);
     },
     async pull(controller) {
       try {
-        const { done, value } = await reader.read();
-        if (done) {
-          finish();
-          ticket.ok();
-          controller.close();
-          return;
+        // A pull that enqueues nothing is not called again: read on until something goes out.
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) {
+            const rest = filter?.flush();
+            if (rest && rest.byteLength > 0) controller.enqueue(rest);
+            finish();
+            ticket.ok();
+            controller.close();
+            return;
+          }
+          if (relay(controller, value)) return;
         }
-        keep(value);
-        controller.enqueue(value);
       } catch (error) {
         const broke = irError("api_error", "the upstream stream broke off", { status: 502, failure: "transient" });
+        // What was served before the break still counts.
+        finish();
         ticket.broke(broke);
         // The protocol's own in-stream error when the cut fell between events; else the connection resets.
         const ending = adapter.streamBreak?.(broke, last);
@@ -187,13 +220,16 @@ function tapUsage(
  * mid-event, and its last event may be longer than the tail (Responses' `response.completed` repeats the
  * whole answer before its usage): then the last `"usage"` object in the tail is cut out and read alone.
  */
-async function usageFromEdges(adapter: ProtocolAdapter, head: Uint8Array[], tail: Uint8Array[]): Promise<IrUsage> {
+async function usageFromEdges(adapter: ProtocolAdapter, head: Uint8Array[], tail: Uint8Array[]): Promise<{ usage: IrUsage; headText: number }> {
   let usage = ZERO_USAGE;
+  /** Characters of answer (text, reasoning, tool arguments) in the head, for an estimate. */
+  let headText = 0;
   for (const segment of tail.length === 0 ? [head] : [head, tail]) {
     let found = false;
     const parts = new Blob(segment).stream().pipeThrough(adapter.createStreamDecoder());
     try {
       for await (const part of parts) {
+        if (segment === head) headText += answerSize(part);
         if (part.type !== "usage") continue;
         usage = mergeUsage(usage, part.usage);
         found = true;
@@ -205,5 +241,5 @@ async function usageFromEdges(adapter: ProtocolAdapter, head: Uint8Array[], tail
     const cut = adapter.usageFromResponse(usageMember(await new Blob(segment).text()));
     if (cut) usage = mergeUsage(usage, cut);
   }
-  return usage;
+  return { usage, headText };
 }

@@ -1,6 +1,7 @@
 // Another protocol upstream: IR request -> egress wire, upstream answer -> IR -> ingress wire. Streams
 // are translated event by event as they arrive (bytes -> IR parts -> bytes); nothing is buffered whole.
 import { irError, mergeUsage, ZERO_USAGE, type IrError, type IrRequest, type IrStreamPart, type IrUsage } from "../ir/index.ts";
+import { answerSize, ESTIMATE_WARNING, requestTextSize, withEstimate } from "../ir/estimate.ts";
 import { adapterFor } from "../protocols/registry.ts";
 import { renameTools, restoreContent, restorePart, type ToolRenaming } from "../protocols/tool-names.ts";
 import type { ProtocolAdapter, StreamWriter } from "../protocols/types.ts";
@@ -39,7 +40,13 @@ export async function translate(exchange: Exchange, request: IrRequest, ticket: 
       return { ok: false, error, cause: "upstream", relay: () => ingress.encodeError(error) };
     }
     const meter = exchange.meter;
-    const body = translatedStream(first.value, reader, ingress, request, warn, lane.upstreamModel, streamTicket(exchange, ticket), renaming, meter && ((usage) => meter.usage(usage, lane.name)));
+    const settle = (reported: IrUsage, answerSize: number) => {
+      // What the upstream left at zero is estimated (docs/operations.md, "Stream usage and estimates").
+      const { usage, estimated } = withEstimate(reported, requestTextSize(request), answerSize);
+      if (estimated) exchange.deps.logger.warn(ESTIMATE_WARNING, { model: exchange.model, lane: lane.name, ...usage });
+      meter?.usage(usage, lane.name);
+    };
+    const body = translatedStream(first.value, reader, ingress, request, warn, lane.upstreamModel, streamTicket(exchange, ticket), renaming, meter && settle);
     return { ok: true, value: new Response(body, { headers: ingress.streamHeaders }), settlesLater: true };
   }
   let wire: unknown;
@@ -81,16 +88,19 @@ export function translatedStream(
   upstreamModel: string,
   ticket: LaneTicket,
   renaming?: ToolRenaming,
-  /** Told the stream's usage once, when it settles (metering). */
-  onUsage?: (usage: IrUsage) => void,
+  /** Told the stream's usage and the characters of answer it carried, once, when it settles (metering). */
+  onUsage?: (usage: IrUsage, answerSize: number) => void,
 ): ReadableStream<Uint8Array> {
   let ended = false;
   let emitted = false;
   let writer: StreamWriter | undefined;
-  let usage: IrUsage | undefined;
+  let usage = ZERO_USAGE;
+  let answered = 0;
+  let reported = false;
   const report = () => {
-    if (usage && onUsage) onUsage(usage);
-    usage = undefined;
+    if (reported || !onUsage) return;
+    reported = true;
+    onUsage(usage, answered);
   };
   const finish = (controller: ReadableStreamDefaultController<Uint8Array>, error?: IrError) => {
     report();
@@ -103,7 +113,8 @@ export function translatedStream(
     controller.close();
   };
   const accept = (controller: ReadableStreamDefaultController<Uint8Array>, value: IrStreamPart) => {
-    if (value.type === "usage" && onUsage) usage = mergeUsage(usage ?? ZERO_USAGE, value.usage);
+    if (value.type === "usage") usage = mergeUsage(usage, value.usage);
+    else answered += answerSize(value);
     const part = value.type === "start" && value.model === "" ? { ...value, model: upstreamModel } : value;
     writer?.accept(renaming ? restorePart(part, renaming) : part);
     if (value.type === "finish") {

@@ -2,7 +2,7 @@
 // from the body's size, its output from the requested maximum, else from what the pool's recent answers
 // used. The estimate only has to be near: real usage replaces it when the request settles, and a bucket
 // admits while settled + reserved is below its cap, so the estimate's error is the whole overshoot.
-import { estimateTokensFromBytes } from "../ir/estimate.ts";
+import { estimateTokens } from "../ir/estimate.ts";
 import type { Pool } from "../routing/pool.ts";
 import type { GatewayConfig } from "../config/schema.ts";
 
@@ -55,7 +55,8 @@ type Pricing = Pick<GatewayConfig, "rate_card">;
  * the body's size; `bodyBytes` undefined (a chunked body) measures the parsed body instead.
  */
 export function reservationFor(pricing: Pricing, pool: Pool, body: Record<string, unknown>, bodyBytes: number | undefined, output: number): Reservation {
-  const input = estimateTokensFromBytes(bodyBytes ?? JSON.stringify(body).length);
+  // A reservation always holds at least one token, even for an empty body.
+  const input = Math.max(1, estimateTokens(bodyBytes ?? JSON.stringify(body).length));
   let inputRate = 0;
   let outputRate = 0;
   for (const { lane } of pool.members) {

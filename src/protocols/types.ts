@@ -26,6 +26,13 @@ export interface StreamWriter {
   end(): void;
 }
 
+/** A stateful rewrite of relayed stream bytes: each chunk in, what to send out (maybe nothing yet). */
+export interface ByteFilter {
+  push(chunk: Uint8Array): Uint8Array;
+  /** The stream ended: whatever was held back. */
+  flush(): Uint8Array;
+}
+
 export interface EncodedRequest {
   /** Appended to the provider's base_url (protocols.md: `/chat/completions`, `/v1/messages`, ...). */
   readonly path: string;
@@ -83,6 +90,13 @@ export interface ProtocolAdapter {
   upstreamPath(upstreamModel: string, stream: boolean): string;
   /** The body with its model replaced, in place (the only member a same-protocol route rewrites). */
   rewriteModel(body: Record<string, unknown>, upstreamModel: string): Record<string, unknown>;
+  /**
+   * Streams of a protocol whose upstream reports usage only when asked (OpenAI's include_usage): asks
+   * for it in `body` (in place) when the client did not, and returns the filter that takes what that
+   * added back out of the relayed bytes; undefined when the body asks already. Other protocols' streams
+   * always carry usage and leave this out.
+   */
+  askForStreamUsage?(body: Record<string, unknown>): ByteFilter | undefined;
   /** Usage from a non-streamed response body, for metering. */
   usageFromResponse(body: unknown): Partial<IrUsage> | undefined;
 }

@@ -6,7 +6,8 @@
 // -> SSE bytes. Anthropic has one open content block at a time; the IR lets blocks interleave (an OpenAI
 // upstream streams several tool calls at once), so a block that starts while another is open waits, and
 // only its own parts are held, until the open block ends. All per-stream state lives in the closures.
-import { irError, mergeUsage, ZERO_USAGE, type IrError, type IrFinishReason, type IrRequest, type IrStreamPart, type IrUsage } from "../../ir/index.ts";
+import { estimateTokens, requestTextSize } from "../../ir/estimate.ts";
+import { inputTotal, irError, mergeUsage, ZERO_USAGE, type IrError, type IrFinishReason, type IrRequest, type IrStreamPart, type IrUsage } from "../../ir/index.ts";
 import { sseEvent, sseTransform, type SseEvent } from "../../transport/sse.ts";
 import { writerTransform } from "../stream-writer.ts";
 import type { StreamWriter, WarningSink } from "../types.ts";
@@ -170,18 +171,25 @@ function messageWriter(request: IrRequest, warn: WarningSink, emit: Emit) {
   let ended = false;
   const blocks = blockWriter(emit, warn);
 
-  /** message_start waits for the first block (or the end) so it carries the usage known by then. */
+  /**
+   * message_start waits for the first block (or the end) so it carries the usage known by then. Anthropic
+   * always fills input_tokens there and clients read it there alone (LangChain JS): an upstream that
+   * reports input only at the end (OpenAI) has it estimated from the request until then.
+   */
   function announce(): void {
     if (announced) return;
-    announced = usage;
+    announced = inputTotal(usage) > 0 ? usage : { ...usage, inputNoCache: estimateTokens(requestTextSize(request)) };
     const message = { id: head?.id ?? "msg_gateway", type: "message", role: "assistant", content: [], model: head?.model ?? request.model, stop_reason: null, stop_sequence: null };
-    emit("message_start", { type: "message_start", message: { ...message, usage: usageToWire(usage) } });
+    emit("message_start", { type: "message_start", message: { ...message, usage: usageToWire(announced) } });
   }
 
-  /** Output always; input counts only when they changed after message_start (an OpenAI upstream reports them at the end). */
+  /**
+   * Output always; input counts only when they changed after message_start (an OpenAI upstream reports
+   * them at the end, replacing the estimate). An upstream that never reports input leaves the estimate.
+   */
   function deltaUsage(): Record<string, unknown> {
     const wire = usageToWire(usage);
-    const inputChanged = announced !== undefined && (announced.inputNoCache !== usage.inputNoCache || announced.inputCacheRead !== usage.inputCacheRead || announced.inputCacheWrite !== usage.inputCacheWrite);
+    const inputChanged = announced !== undefined && inputTotal(usage) > 0 && (announced.inputNoCache !== usage.inputNoCache || announced.inputCacheRead !== usage.inputCacheRead || announced.inputCacheWrite !== usage.inputCacheWrite);
     const { output_tokens, output_tokens_details, ...input } = wire;
     return { ...(inputChanged && input), output_tokens, ...(output_tokens_details !== undefined && { output_tokens_details }) };
   }

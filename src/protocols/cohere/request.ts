@@ -67,7 +67,7 @@ function decodeBody(body: unknown, log: DropLog): IrRequest {
       case "assistant":
         expectShape(AssistantMessage, message, at);
         log.unknownMembers(message, AssistantMessage, at);
-        messages.push({ role: "assistant", content: decodeAssistant(message, at, log) });
+        messages.push({ role: "assistant", content: decodeAssistant(message, at, log, "text") });
         return;
       case "tool": {
         expectShape(ToolMessage, message, at);

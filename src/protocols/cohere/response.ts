@@ -90,9 +90,11 @@ interface WireAssistant {
 
 /**
  * An assistant message -> IR parts, in the order the model produced them: content (thinking, text), the
- * tool plan (the text Cohere writes before calling tools, carried as text), then the tool calls.
+ * tool plan (what Cohere writes before calling tools: in an answer reasoning, not answer text, so a client
+ * that joins text onto a forced tool call's input never sees it there; in a request's history text, which
+ * every vendor takes in an assistant turn where unsigned reasoning would be dropped), then the tool calls.
  */
-export function decodeAssistant(message: WireAssistant, at: string, log: DropLog): IrAssistantPart[] {
+export function decodeAssistant(message: WireAssistant, at: string, log: DropLog, plan: "reasoning" | "text" = "reasoning"): IrAssistantPart[] {
   const parts: IrAssistantPart[] = [];
   const content = message.content;
   if (typeof content === "string") {
@@ -115,7 +117,7 @@ export function decodeAssistant(message: WireAssistant, at: string, log: DropLog
   } else if (content !== undefined && content !== null) {
     throw new WireError(`${at}.content`, "expected a string or a list of content blocks");
   }
-  if (message.tool_plan) parts.push({ type: "text", text: message.tool_plan });
+  if (message.tool_plan) parts.push({ type: plan, text: message.tool_plan });
   (message.tool_calls ?? []).forEach((call, i) => {
     const path = `${at}.tool_calls[${i}]`;
     expectShape(ToolCall, call, path);

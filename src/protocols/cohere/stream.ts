@@ -40,11 +40,14 @@ function eventDecoder(now: () => number) {
     done = true;
     return [{ type: "error", error }];
   };
-  /** The tool plan is a text block that ends where the next block (or the message) begins. */
+  /**
+   * The tool plan is reasoning, not answer text (clients that glue text onto a forced tool call's input
+   * would break): a reasoning block that ends where the next block (or the message) begins.
+   */
   const closePlan = (): IrStreamPart[] => {
     if (!planOpen) return [];
     planOpen = false;
-    return [{ type: "text-end", id: PLAN_ID }];
+    return [{ type: "reasoning-end", id: PLAN_ID }];
   };
 
   function onEvent(event: SseEvent): IrStreamPart[] {
@@ -90,9 +93,9 @@ function eventDecoder(now: () => number) {
       }
       case "tool-plan-delta": {
         if (!matches(ToolPlanDeltaEvent, data)) return fail(malformed("tool-plan-delta"));
-        const opening: IrStreamPart[] = planOpen ? [] : [{ type: "text-start", id: PLAN_ID }];
+        const opening: IrStreamPart[] = planOpen ? [] : [{ type: "reasoning-start", id: PLAN_ID }];
         planOpen = true;
-        return [...opening, { type: "text-delta", id: PLAN_ID, delta: data.delta.message.tool_plan }];
+        return [...opening, { type: "reasoning-delta", id: PLAN_ID, delta: data.delta.message.tool_plan }];
       }
       case "tool-call-start": {
         if (!matches(ToolCallStartEvent, data)) return fail(malformed("tool-call-start"));

@@ -9,6 +9,7 @@ import { decodeRequest, encodeRequest } from "./request.ts";
 import { decodeResponse, encodeResponse, usageFromResponse } from "./response.ts";
 import { createStreamDecoder, createStreamEncoder, createStreamWriter } from "./stream.ts";
 import { DASHED_64 } from "../tool-names.ts";
+import { askForStreamUsage } from "./stream-usage.ts";
 
 export const CHAT_COMPLETIONS_PATH = "/chat/completions";
 
@@ -38,5 +39,6 @@ export const openai: ProtocolAdapter = {
     body.model = upstreamModel;
     return body;
   },
+  askForStreamUsage,
   usageFromResponse,
 };

@@ -6,7 +6,7 @@ import { describe, expect, test } from "bun:test";
 import { DEFAULT_OUTPUT_ESTIMATE, OutputEstimates, requestedMaxOutput, reservationFor } from "../../../src/governance/estimate.ts";
 import { LimitEngine, type GroupNode, type Limit } from "../../../src/governance/limits.ts";
 import { Metering } from "../../../src/governance/metering.ts";
-import { estimateTokensFromBytes } from "../../../src/ir/estimate.ts";
+import { estimateTokens } from "../../../src/ir/estimate.ts";
 import { loadConfigText } from "../../../src/config/load.ts";
 import { ConfigHolder } from "../../../src/config/snapshot.ts";
 import type { LedgerRow, LedgerStore } from "../../../src/store/ledger.ts";
@@ -146,11 +146,11 @@ describe("a total window never frees", () => {
 });
 
 describe("estimates", () => {
-  test("4 bytes a token, rounded up, at least 1", () => {
-    expect(estimateTokensFromBytes(0)).toBe(1);
-    expect(estimateTokensFromBytes(4)).toBe(1);
-    expect(estimateTokensFromBytes(5)).toBe(2);
-    expect(estimateTokensFromBytes(4000)).toBe(1000);
+  test("4 characters a token, rounded up; nothing for nothing", () => {
+    expect(estimateTokens(0)).toBe(0);
+    expect(estimateTokens(4)).toBe(1);
+    expect(estimateTokens(5)).toBe(2);
+    expect(estimateTokens(4000)).toBe(1000);
   });
 
   test("the requested maximum output in each protocol's spelling", () => {

@@ -416,7 +416,7 @@ describe("stream encoder", () => {
     ]);
   });
 
-  test("usage known only at the end (an OpenAI upstream) goes in message_delta, input included", async () => {
+  test("usage known only at the end (an OpenAI upstream) goes in message_delta, input included; message_start has the request's estimate", async () => {
     const events = await encodeParts([
       head,
       { type: "text-start", id: "x" },
@@ -424,12 +424,27 @@ describe("stream encoder", () => {
       { type: "usage", usage: { inputNoCache: 90, inputCacheRead: 10, output: 7, outputReasoning: 3 } },
       { type: "finish", finishReason: { unified: "length", raw: "length" } },
     ]);
-    expect((events[0]?.data as { message: { usage: unknown } }).message.usage).toEqual({ input_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 0 });
+    // "Hi": 2 characters, 1 token at ~4 characters a token (src/ir/estimate.ts).
+    expect((events[0]?.data as { message: { usage: unknown } }).message.usage).toEqual({ input_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 0 });
     expect(events.at(-2)?.data).toEqual({
       type: "message_delta",
       delta: { stop_reason: "max_tokens", stop_sequence: null },
       usage: { input_tokens: 90, cache_creation_input_tokens: 0, cache_read_input_tokens: 10, output_tokens: 7, output_tokens_details: { thinking_tokens: 3 } },
     });
+  });
+
+  test("message_start's input estimate counts the request's instructions, messages and tools; with no input reported later it stands", async () => {
+    const system = "You answer in one word. ".repeat(10);
+    const question = "What is the capital of France, and why? ".repeat(10);
+    const tool = { name: "lookup", description: "Looks a city up.", parameters: { type: "object", properties: { city: { type: "string" } } } };
+    const request: IrRequest = { ...BASE_REQUEST, system: [{ type: "text", text: system }], messages: [{ role: "user", content: [{ type: "text", text: question }] }], tools: [tool] };
+    const size = system.length + question.length + tool.name.length + tool.description.length + JSON.stringify(tool.parameters).length;
+    const events = await parseSse(streamOf<IrStreamPart>([head, { type: "text-start", id: "x" }, { type: "text-delta", id: "x", delta: "Paris" }, { type: "text-end", id: "x" }, { type: "usage", usage: { output: 2 } }, finish]).pipeThrough(createStreamEncoder(request, () => {})));
+    const start = (events[0]?.data as { message: { usage: { input_tokens: number } } }).message.usage;
+    expect(start.input_tokens).toBe(Math.ceil(size / 4));
+    expect(start.input_tokens).toBeGreaterThan(100);
+    // The last event carries the output; the input estimate is not replaced by a zero.
+    expect((events.at(-2)?.data as { usage: unknown }).usage).toEqual({ output_tokens: 2 });
   });
 
   test("message_start carries the model and id of the start part and the usage known before content", async () => {

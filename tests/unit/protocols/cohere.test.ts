@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Cohere, CohereClientV2, CohereError } from "cohere-ai";
 import { irError, type IrError, type IrFinishUnified, type IrRequest, type IrResponse, type IrStreamPart } from "../../../src/ir/index.ts";
+import { adapterFor } from "../../../src/protocols/registry.ts";
 import { cohere } from "../../../src/protocols/cohere/index.ts";
 import { decodeError, encodeError } from "../../../src/protocols/cohere/errors.ts";
 import { decodeResponse, encodeResponse } from "../../../src/protocols/cohere/response.ts";
@@ -212,16 +213,17 @@ describe("stream fixtures, decoder", () => {
     }
   });
 
-  test("stream-tool-use: the plan is one text block, and each call's argument pieces join into its JSON", async () => {
+  test("stream-tool-use: the plan is one reasoning block (not answer text), and each call's argument pieces join into its JSON", async () => {
     const f = fixture<StreamFixture>("stream-tool-use");
     const parts = await decodeChunks(pieces(bytesOf(f.wire), 3));
     const joined = (id: string) => parts.flatMap((p) => (p.type === "tool-call-delta" && p.id === id ? [p.argumentsDelta] : [])).join("");
     expect([joined("tool-0"), joined("tool-1")]).toEqual(f.toolArguments ?? []);
-    const plan = parts.flatMap((p) => (p.type === "text-delta" ? [p.delta] : [])).join("");
+    expect(parts.some((p) => p.type.startsWith("text-"))).toBe(false);
+    const plan = parts.flatMap((p) => (p.type === "reasoning-delta" ? [p.delta] : [])).join("");
     expect(plan).toBe("I will use the query_daily_sales_report tool to find the sales summary for 29th September 2023. I will also use the query_product_catalog tool to find the details of the products in the Electronics category.");
     // The plan block ends before the first call starts, so no encoder sees two blocks open at once.
     const order = parts.map((p) => p.type);
-    expect(order.indexOf("text-end")).toBe(order.indexOf("tool-call-start") - 1);
+    expect(order.indexOf("reasoning-end")).toBe(order.indexOf("tool-call-start") - 1);
     expect(parts.find((p) => p.type === "tool-call-start")).toEqual({ type: "tool-call-start", id: "tool-0", toolCallId: "query_daily_sales_report_j3f0adww9pmr", name: "query_daily_sales_report" });
   });
 
@@ -265,13 +267,17 @@ describe("stream fixtures, encoder", () => {
     const events = await client.chatStream({ model: "m", messages: [{ role: "user", content: "Sales?" }] });
     const args = new Map<number, string>();
     let text = "";
+    let thinking = "";
     let end: Cohere.V2ChatStreamResponse.MessageEnd | undefined;
     for await (const event of events) {
       if (event.type === "content-delta") text += event.delta?.message?.content?.text ?? "";
+      if (event.type === "content-delta") thinking += event.delta?.message?.content?.thinking ?? "";
       if (event.type === "tool-call-delta") args.set(event.index ?? -1, (args.get(event.index ?? -1) ?? "") + (event.delta?.message?.toolCalls?.function?.arguments ?? ""));
       if (event.type === "message-end") end = event;
     }
-    expect(text).toStartWith("I will use the query_daily_sales_report tool");
+    // The plan is the model's reasoning: a thinking block, no answer text.
+    expect(thinking).toStartWith("I will use the query_daily_sales_report tool");
+    expect(text).toBe("");
     expect([...args.entries()]).toEqual([
       [0, '{"day": "2023-09-29"}'],
       [1, '{"category": "Electronics"}'],
@@ -351,7 +357,7 @@ describe("stream decoder", () => {
 
   test("a tool plan with no tool call after it still ends before message-end", async () => {
     const parts = await decodeText(START + sse({ type: "tool-plan-delta", delta: { message: { tool_plan: "Plan" } } }) + END);
-    expect(parts.map((p) => p.type)).toEqual(["start", "text-start", "text-delta", "text-end", "usage", "finish"]);
+    expect(parts.map((p) => p.type)).toEqual(["start", "reasoning-start", "reasoning-delta", "reasoning-end", "usage", "finish"]);
   });
 });
 
@@ -887,10 +893,21 @@ describe("response mapping", () => {
     expect(warnings).toEqual(["finish reason pause_turn has no Cohere finish_reason; sent COMPLETE"]);
   });
 
-  test("tool_plan and tool_calls: plan as text before the calls, and back into tool_plan", () => {
+  test("tool_plan and tool_calls: the plan is reasoning before the calls, never answer text", () => {
     const value = decoded(wire({ finish_reason: "TOOL_CALL", message: { role: "assistant", tool_plan: "I will check.", tool_calls: [{ id: "c", type: "function", function: { name: "f", arguments: '{"a":1}' } }] } })).value;
-    expect(value.content).toEqual([{ type: "text", text: "I will check." }, { type: "tool_call", id: "c", name: "f", arguments: '{"a":1}' }]);
-    expect((encodeResponse(value, () => {}) as { message: unknown }).message).toEqual({ role: "assistant", tool_plan: "I will check.", tool_calls: [{ id: "c", type: "function", function: { name: "f", arguments: '{"a":1}' } }] });
+    expect(value.content).toEqual([{ type: "reasoning", text: "I will check." }, { type: "tool_call", id: "c", name: "f", arguments: '{"a":1}' }]);
+    expect((encodeResponse(value, () => {}) as { message: unknown }).message).toEqual({ role: "assistant", content: [{ type: "thinking", thinking: "I will check." }], tool_calls: [{ id: "c", type: "function", function: { name: "f", arguments: '{"a":1}' } }] });
+  });
+
+  test("a forced tool call's plan reaches no client as text: each ingress sees the call alone as its answer", () => {
+    const value = decoded(wire({ finish_reason: "TOOL_CALL", message: { role: "assistant", tool_plan: "I will call f.", tool_calls: [{ id: "c", type: "function", function: { name: "f", arguments: '{"a":1}' } }] } })).value;
+    for (const name of ["openai", "anthropic", "gemini", "bedrock", "responses"] as const) {
+      const target = adapterFor(name)!;
+      const back = target.decodeResponse(JSON.parse(JSON.stringify(target.encodeResponse(value, () => {}))));
+      if (!back.ok) throw new Error(`${name} rejects its own response`);
+      expect(back.value.content.filter((p) => p.type === "text")).toEqual([]);
+      expect(back.value.content.filter((p) => p.type === "tool_call").map((p) => p.type === "tool_call" && p.arguments)).toEqual(['{"a":1}']);
+    }
   });
 
   test("usage: tokens preferred, billed_units as fallback, cached tokens split out; usageFromResponse for metering", () => {

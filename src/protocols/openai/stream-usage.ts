@@ -1,0 +1,90 @@
+// Same-protocol streams: OpenAI streams usage only when asked (`stream_options.include_usage`; the SDK
+// does not ask by default), so a metered stream asks on the client's behalf and takes what that added
+// back out of the relayed bytes. Per the API reference, asking adds a last chunk with `choices: []` and
+// the usage before `data: [DONE]`, and a `"usage":null` member on every other chunk; both are cut, so
+// the client reads the bytes it would have read had the gateway not asked.
+import type { ByteFilter } from "../types.ts";
+
+/**
+ * Asks for usage in `body` (in place, other stream_options kept) unless the client asked already;
+ * the filter that restores the client's own stream, or undefined when the body was left as it was.
+ */
+export function askForStreamUsage(body: Record<string, unknown>): ByteFilter | undefined {
+  const options = body.stream_options;
+  const given = typeof options === "object" && options !== null && !Array.isArray(options) ? (options as Record<string, unknown>) : undefined;
+  if (given?.include_usage === true) return undefined;
+  body.stream_options = { ...given, include_usage: true };
+  return usageCutter();
+}
+
+// Byte patterns, in OpenAI's compact JSON (and with a space after the colon, as some compatible servers write).
+const NULL_USAGE = [Buffer.from(',"usage":null'), Buffer.from(', "usage": null')];
+const EMPTY_CHOICES = [Buffer.from('"choices":[]'), Buffer.from('"choices": []')];
+const USAGE_OBJECT = [Buffer.from('"usage":{'), Buffer.from('"usage": {')];
+const EVENT_END = Buffer.from("\n\n");
+const EMPTY = new Uint8Array(0);
+const MAX_CARRY = 65536;
+
+/**
+ * Whole events only pass (a partial one waits for its end, up to MAX_CARRY bytes): the cut is done
+ * with native byte searches on each chunk, never by decoding or parsing the stream.
+ */
+function usageCutter(): ByteFilter {
+  let carry: Buffer | undefined;
+  return {
+    push(chunk) {
+      const bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+      const all = carry ? Buffer.concat([carry, bytes]) : bytes;
+      const end = all.lastIndexOf(EVENT_END);
+      if (end === -1) {
+        // No event end in sight (a huge event, or CRLF framing): relayed as it is rather than held.
+        if (all.length > MAX_CARRY) return ((carry = undefined), all);
+        carry = all;
+        return EMPTY;
+      }
+      carry = end + 2 < all.length ? all.subarray(end + 2) : undefined;
+      return cutEvents(all.subarray(0, end + 2));
+    },
+    flush() {
+      const rest = carry;
+      carry = undefined;
+      return rest ? cutEvents(rest) : EMPTY;
+    },
+  };
+}
+
+/**
+ * Whole events with the usage chunk and each `"usage":null` member taken out. An event with empty
+ * choices and no usage object (Azure's first chunk, with its prompt_filter_results) stays.
+ */
+function cutEvents(events: Buffer): Uint8Array {
+  let out = events;
+  for (const pattern of EMPTY_CHOICES) {
+    let at = out.indexOf(pattern);
+    while (at !== -1) {
+      const start = out.lastIndexOf(EVENT_END, at);
+      const next = out.indexOf(EVENT_END, at);
+      const from = start === -1 ? 0 : start + 2;
+      const to = next === -1 ? out.length : next + 2;
+      const event = out.subarray(from, to);
+      if (USAGE_OBJECT.some((usage) => event.includes(usage))) {
+        out = Buffer.concat([out.subarray(0, from), out.subarray(to)]);
+        at = out.indexOf(pattern, from);
+      } else at = out.indexOf(pattern, to);
+    }
+  }
+  for (const pattern of NULL_USAGE) {
+    let at = out.indexOf(pattern);
+    if (at === -1) continue;
+    const pieces: Buffer[] = [];
+    let from = 0;
+    while (at !== -1) {
+      pieces.push(out.subarray(from, at));
+      from = at + pattern.length;
+      at = out.indexOf(pattern, from);
+    }
+    pieces.push(out.subarray(from));
+    out = Buffer.concat(pieces);
+  }
+  return out;
+}
