@@ -2,7 +2,7 @@
 // unknown, or added later) is behind it by construction: nothing is answered before authentication.
 import { ADMIN_MODULES, authenticateAdmin, type AdminPrincipal } from "../auth/admin-chain.ts";
 import type { Snapshot } from "../config/snapshot.ts";
-import { errorResponse } from "../http/errors.ts";
+import { errorResponse, GatewayError } from "../http/errors.ts";
 import { listenerApp } from "../http/elysia.ts";
 import { auditController } from "./audit.ts";
 import { authController } from "./auth.ts";
@@ -18,6 +18,7 @@ import { usageController } from "./usage.ts";
 import { rememberPrincipal } from "./principal.ts";
 import { openApiDocument } from "./openapi.ts";
 import { isMutation } from "./scopes.ts";
+import { siteRefusal } from "./origin.ts";
 import { AdminRateLimit } from "./rate-limit.ts";
 import { auditScope } from "../governance/audit.ts";
 import type { Server } from "bun";
@@ -25,9 +26,37 @@ import type { Server } from "bun";
 export const ADMIN_PREFIX = "/api/v1/admin";
 
 
+interface RouteLike {
+  readonly method: string;
+  readonly path: string;
+  readonly hooks?: { readonly body?: unknown; readonly detail?: { readonly requestBody?: unknown } };
+}
+
+/**
+ * `METHOD path` of each mutation that declares no request body (revoke, delete, restart): the same
+ * declarations the OpenAPI document shows, so a body such a route would ignore is refused, not dropped.
+ */
+function bodylessRoutes(routes: readonly RouteLike[]): Set<string> {
+  const out = new Set<string>();
+  for (const route of routes) {
+    if (!isMutation(route.method, route.path.slice(ADMIN_PREFIX.length))) continue;
+    if (route.hooks?.body === undefined && route.hooks?.detail?.requestBody === undefined) out.add(`${route.method} ${route.path}`);
+  }
+  return out;
+}
+
+const isEmptyObject = (body: unknown) => typeof body === "object" && body !== null && !Array.isArray(body) && Object.keys(body).length === 0;
+
 export function buildAdminApp(deps: AdminDeps) {
   let document: object | undefined;
+  let bodyless: Set<string> | undefined;
   const app = listenerApp("admin", deps.logger, { prefix: ADMIN_PREFIX })
+    // Read from the finished route table at the first request, once.
+    .onBeforeHandle({ as: "global" }, ({ body, route, request }) => {
+      if (body === null || body === undefined || isEmptyObject(body)) return;
+      bodyless ??= bodylessRoutes(app.routes as readonly RouteLike[]);
+      if (bodyless.has(`${request.method} ${route}`)) throw new GatewayError("invalid_request", `${request.method} ${route.slice(ADMIN_PREFIX.length)} takes no request body; send none or {}`);
+    })
     .use(infoController(deps))
     .use(configController(deps))
     .use(configChangesController(deps))
@@ -74,7 +103,7 @@ export function attemptedAction(method: string, pathname: string): { action: str
   return { action: `${noun}.${verb}`, resource: noun };
 }
 
-export function adminFetch(deps: AdminDeps): (request: Request, server?: Pick<Server<undefined>, "requestIP">) => Response | Promise<Response> {
+export function adminFetch(deps: AdminDeps): (request: Request, server?: Pick<Server<undefined>, "requestIP" | "port">) => Response | Promise<Response> {
   const app = buildAdminApp(deps);
   const handle = app.fetch;
   const rates = new AdminRateLimit(deps.now);
@@ -85,6 +114,10 @@ export function adminFetch(deps: AdminDeps): (request: Request, server?: Pick<Se
     // Not audited: a flood would otherwise write one audit entry per refused request.
     const wait = rates.take(address, { per_second, burst });
     if (wait !== undefined) return errorResponse("rate_limited", `too many admin requests from this address; retry after ${wait} s`, { headers: { "retry-after": String(wait) } });
+    // Before authentication: a page must not even learn whether a credential would be needed. Not audited
+    // (no principal yet; any page could fill the log).
+    const foreign = siteRefusal(snapshot, request, server?.port ?? snapshot.listeners.admin.port);
+    if (foreign !== undefined) return errorResponse("forbidden", foreign);
     const admitted = authenticateAdmin(snapshot, request.headers);
     const principal = admitted && governanceGuard(snapshot, request, admitted);
     if (!principal) {
