@@ -2,7 +2,7 @@
 // unknown, or added later) is behind it by construction: nothing is answered before authentication.
 import { ADMIN_MODULES, authenticateAdmin, type AdminPrincipal } from "../auth/admin-chain.ts";
 import type { Snapshot } from "../config/snapshot.ts";
-import { errorResponse, GatewayError } from "../http/errors.ts";
+import { errorResponse } from "../http/errors.ts";
 import { listenerApp } from "../http/elysia.ts";
 import { auditController } from "./audit.ts";
 import { authController } from "./auth.ts";
@@ -33,30 +33,31 @@ interface RouteLike {
 }
 
 /**
- * `METHOD path` of each mutation that declares no request body (revoke, delete, restart): the same
- * declarations the OpenAPI document shows, so a body such a route would ignore is refused, not dropped.
+ * Each mutation that declares no request body (revoke, delete, restart), from the same declarations the
+ * OpenAPI document shows, so a body such a route would ignore is refused rather than dropped.
  */
-function bodylessRoutes(routes: readonly RouteLike[]): Set<string> {
-  const out = new Set<string>();
-  for (const route of routes) {
-    if (!isMutation(route.method, route.path.slice(ADMIN_PREFIX.length))) continue;
-    if (route.hooks?.body === undefined && route.hooks?.detail?.requestBody === undefined) out.add(`${route.method} ${route.path}`);
-  }
-  return out;
+function bodylessRoutes(routes: readonly RouteLike[]): { readonly method: string; readonly path: string; readonly match: RegExp }[] {
+  return routes
+    .filter((r) => isMutation(r.method, r.path.slice(ADMIN_PREFIX.length)) && r.hooks?.body === undefined && r.hooks?.detail?.requestBody === undefined)
+    .map((r) => ({ method: r.method, path: r.path.slice(ADMIN_PREFIX.length), match: new RegExp(`^${r.path.replace(/:[A-Za-z_]+/g, "[^/]+")}/?$`) }));
 }
 
-const isEmptyObject = (body: unknown) => typeof body === "object" && body !== null && !Array.isArray(body) && Object.keys(body).length === 0;
+/** Undefined when the body is absent, empty or `{}`; else the 400 naming the route. */
+async function unwantedBody(request: Request, route: { method: string; path: string }): Promise<Response | undefined> {
+  let text: string;
+  try {
+    // A copy: the original still reaches the router, whose parse answers a body too large as usual.
+    text = (await request.clone().text()).trim();
+  } catch {
+    return undefined;
+  }
+  if (text === "" || /^\{\s*\}$/.test(text)) return undefined;
+  return errorResponse("invalid_request", `${route.method} ${route.path} takes no request body; send none or {}`);
+}
 
 export function buildAdminApp(deps: AdminDeps) {
   let document: object | undefined;
-  let bodyless: Set<string> | undefined;
   const app = listenerApp("admin", deps.logger, { prefix: ADMIN_PREFIX })
-    // Read from the finished route table at the first request, once.
-    .onBeforeHandle({ as: "global" }, ({ body, route, request }) => {
-      if (body === null || body === undefined || isEmptyObject(body)) return;
-      bodyless ??= bodylessRoutes(app.routes as readonly RouteLike[]);
-      if (bodyless.has(`${request.method} ${route}`)) throw new GatewayError("invalid_request", `${request.method} ${route.slice(ADMIN_PREFIX.length)} takes no request body; send none or {}`);
-    })
     .use(infoController(deps))
     .use(configController(deps))
     .use(configChangesController(deps))
@@ -106,6 +107,7 @@ export function attemptedAction(method: string, pathname: string): { action: str
 export function adminFetch(deps: AdminDeps): (request: Request, server?: Pick<Server<undefined>, "requestIP" | "port">) => Response | Promise<Response> {
   const app = buildAdminApp(deps);
   const handle = app.fetch;
+  let bodyless: ReturnType<typeof bodylessRoutes> | undefined;
   const rates = new AdminRateLimit(deps.now);
   return async (request, server) => {
     const snapshot = deps.holder.current;
@@ -136,7 +138,9 @@ export function adminFetch(deps: AdminDeps): (request: Request, server?: Pick<Se
     rememberPrincipal(request, principal);
     if (!mutation) return handle(request);
     const scope = { recorded: false };
-    const response = await auditScope.run(scope, () => handle(request));
+    bodyless ??= bodylessRoutes(app.routes as readonly RouteLike[]);
+    const route = bodyless.find((r) => r.method === request.method && r.match.test(pathname));
+    const response = await auditScope.run(scope, async () => (route && (await unwantedBody(request, route))) || handle(request));
     // A mutation refused before its handler ran (a body that is not JSON, an unknown route) is still an attempt.
     if (!scope.recorded && response.status !== 404 && response.status !== 405) {
       const { action, resource } = attemptedAction(request.method, pathname);
