@@ -273,6 +273,9 @@ export class AdminClient {
         per_second?: number;
         burst?: number;
       };
+      allowed_origins?: Array<string>;
+      admin_allowed_origins?: Array<string>;
+      admin_allowed_hosts?: Array<string>;
     } | null;
     health?: {
       mode?: "none" | "dead" | "active";

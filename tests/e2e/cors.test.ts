@@ -45,13 +45,19 @@ describe("a foreign Origin", () => {
     expect(response.headers.get("access-control-allow-origin")).toBeNull();
     const body = (await json(response)) as { error: { message: string; type: string } };
     expect(body.error.message).toContain("allowed_origins");
-    expect(typeof body.error.type).toBe("string");
+    expect(body.error.type).toBe("permission_error");
   });
 
   test("is refused in Anthropic's shape", async () => {
     const response = await post("/v1/messages", MESSAGES, { ...foreign, "anthropic-version": "2023-06-01" });
     expect(response.status).toBe(403);
     expect(await json(response)).toMatchObject({ type: "error", error: { type: "permission_error" } });
+  });
+
+  test("is refused in Gemini's shape", async () => {
+    const response = await post("/v1beta/models/mock-1:generateContent", { contents: [{ role: "user", parts: [{ text: "hi" }] }] }, foreign);
+    expect(response.status).toBe(403);
+    expect(await json(response)).toMatchObject({ error: { code: 403, status: "PERMISSION_DENIED" } });
   });
 
   test("gets no preflight, and reads nothing elsewhere either", async () => {
@@ -118,4 +124,18 @@ describe("an allowed Origin", () => {
     expect(models.status).toBe(200);
     expect(models.headers.get("access-control-allow-origin")).toBe(APP);
   });
+});
+
+test("the list is live: an origin added through PUT /config/settings is served at once", async () => {
+  const fresh = { origin: "https://new.example" };
+  expect((await post("/v1/chat/completions", CHAT, fresh)).status).toBe(403);
+  const put = await fetch(`${gw.admin}/config/settings`, {
+    method: "PUT",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ security: { allowed_origins: [APP, "https://new.example"], max_body_bytes: 4096 } }),
+  });
+  expect(put.status).toBe(200);
+  const response = await post("/v1/chat/completions", CHAT, fresh);
+  expect(response.status).toBe(200);
+  expect(response.headers.get("access-control-allow-origin")).toBe("https://new.example");
 });
