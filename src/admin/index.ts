@@ -19,11 +19,13 @@ import { rememberPrincipal } from "./principal.ts";
 import { openApiDocument } from "./openapi.ts";
 import { isMutation } from "./scopes.ts";
 import { siteRefusal } from "./origin.ts";
+import { allowOrigin, isPreflight, preflight } from "../http/cors.ts";
 import { AdminRateLimit } from "./rate-limit.ts";
 import { auditScope } from "../governance/audit.ts";
 import type { Server } from "bun";
 
 export const ADMIN_PREFIX = "/api/v1/admin";
+const ADMIN_METHODS = "GET, POST, PUT, PATCH, DELETE, OPTIONS";
 
 
 interface RouteLike {
@@ -120,6 +122,13 @@ export function adminFetch(deps: AdminDeps): (request: Request, server?: Pick<Se
     // (no principal yet; any page could fill the log).
     const foreign = siteRefusal(snapshot, request, server?.port ?? snapshot.listeners.admin.port);
     if (foreign !== undefined) return errorResponse("forbidden", foreign);
+    const origin = request.headers.get("origin");
+    if (origin === null) return answer(request, snapshot);
+    // An allowed browser origin (a console served elsewhere) needs the CORS answers to read anything.
+    if (isPreflight(request)) return preflight(request, origin, ADMIN_METHODS);
+    return allowOrigin(await answer(request, snapshot), origin);
+  };
+  async function answer(request: Request, snapshot: Snapshot): Promise<Response> {
     const admitted = authenticateAdmin(snapshot, request.headers);
     const principal = admitted && governanceGuard(snapshot, request, admitted);
     if (!principal) {
@@ -147,5 +156,5 @@ export function adminFetch(deps: AdminDeps): (request: Request, server?: Pick<Se
       await deps.audit?.record({ action, resource, outcome: response.status < 400 ? "applied" : "rejected", principal: principal.id });
     }
     return response;
-  };
+  }
 }

@@ -24,12 +24,12 @@ function policyOf(snapshot: Snapshot): CorsPolicy {
 }
 
 /** What the data plane answers to: its protocol routes are POST, its operational routes GET. */
-const METHODS = "GET, POST, OPTIONS";
+const DATA_METHODS = "GET, POST, OPTIONS";
 /** A browser caches a preflight this long (seconds; browsers cap it lower anyway). */
 const MAX_AGE = "600";
 
 /** The CORS headers on an answer to an allowed origin. Headers of a relayed upstream answer may be immutable. */
-function allow(response: Response, origin: string): Response {
+export function allowOrigin(response: Response, origin: string): Response {
   let answer = response;
   try {
     answer.headers.set("access-control-allow-origin", origin);
@@ -43,11 +43,14 @@ function allow(response: Response, origin: string): Response {
   return answer;
 }
 
-/** The preflight: the asked-for headers are echoed, so every vendor SDK's own headers pass. */
-function preflight(request: Request, origin: string): Response {
+/** A preflight (OPTIONS with Access-Control-Request-Method), which carries no credential. */
+export const isPreflight = (request: Request) => request.method === "OPTIONS" && request.headers.has("access-control-request-method");
+
+/** The preflight's answer: the asked-for headers are echoed, so every vendor SDK's own headers pass. */
+export function preflight(request: Request, origin: string, methods: string): Response {
   const headers = new Headers({
     "access-control-allow-origin": origin,
-    "access-control-allow-methods": METHODS,
+    "access-control-allow-methods": methods,
     "access-control-max-age": MAX_AGE,
     vary: "Origin, Access-Control-Request-Method, Access-Control-Request-Headers",
   });
@@ -76,16 +79,16 @@ export function withCors<T extends CorsHandlers>(handlers: T, snapshot: () => Sn
       if (!policy.any && !policy.origins.has(origin.toLowerCase())) {
         return refuse(request, `Origin ${JSON.stringify(origin.slice(0, 200))} is not allowed to call this gateway from a browser; add it to security.allowed_origins`);
       }
-      if (request.method === "OPTIONS" && request.headers.has("access-control-request-method")) return preflight(request, origin);
+      if (isPreflight(request)) return preflight(request, origin, DATA_METHODS);
       const answer = handler(request, server);
-      return answer instanceof Promise ? answer.then((response) => allow(response, origin)) : allow(answer, origin);
+      return answer instanceof Promise ? answer.then((response) => allowOrigin(response, origin)) : allowOrigin(answer, origin);
     };
   const tooLarge = (limit: number, request: Request): Response => {
     const response = handlers.tooLarge(limit, request);
     const origin = request.headers.get("origin");
     if (origin === null) return response;
     const policy = policyOf(snapshot());
-    return policy.any || policy.origins.has(origin.toLowerCase()) ? allow(response, origin) : response;
+    return policy.any || policy.origins.has(origin.toLowerCase()) ? allowOrigin(response, origin) : response;
   };
   return {
     ...handlers,

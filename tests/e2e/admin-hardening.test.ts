@@ -97,6 +97,18 @@ describe("Origin and Host", () => {
     }
     const created = await admin("/keys", { method: "POST", headers: { origin: "https://console.example.com" }, body: JSON.stringify({ name: "from-console" }) });
     expect(created.status).toBe(201);
+    // A console on a configured origin can use the API from a browser: the preflight, then ACAO on answers.
+    const asked = "x-admin-token, content-type";
+    const preflight = await fetch(`${gw.admin}/keys`, { method: "OPTIONS", headers: { origin: "https://console.example.com", "access-control-request-method": "POST", "access-control-request-headers": asked } });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get("access-control-allow-origin")).toBe("https://console.example.com");
+    expect(preflight.headers.get("access-control-allow-methods")).toContain("PATCH");
+    expect(preflight.headers.get("access-control-allow-headers")).toBe(asked);
+    expect(created.headers.get("access-control-allow-origin")).toBe("https://console.example.com");
+    expect(created.headers.get("vary")).toContain("Origin");
+    const foreignPreflight = await fetch(`${gw.admin}/keys`, { method: "OPTIONS", headers: { origin: "https://evil.example", "access-control-request-method": "POST" } });
+    expect(foreignPreflight.status).toBe(403);
+    expect(foreignPreflight.headers.get("access-control-allow-origin")).toBeNull();
     // Same origin under another name of the loopback listener.
     expect((await admin("/info", { headers: { host: `localhost:${port}`, origin: `http://localhost:${port}` } })).status).toBe(200);
   });
@@ -111,6 +123,23 @@ describe("Origin and Host", () => {
       expect({ host, status: response.status }).toEqual({ host, status: 403 });
       expect(await envelope(response, 403, "forbidden")).toContain("admin_allowed_hosts");
     }
+  });
+});
+
+describe("the curl recipes in docs/operations.md", () => {
+  const curl = async (...args: string[]) => {
+    const proc = Bun.spawn(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", ...args], { stdout: "pipe", stderr: "pipe" });
+    const code = await new Response(proc.stdout).text();
+    await proc.exited;
+    return Number(code);
+  };
+
+  test("-H 'content-type: application/json' with -d works; -d alone (a form type) is 415", async () => {
+    const A = ["-H", `x-admin-token:${ENV.GW_ADMIN}`, "-H", "content-type:application/json"];
+    expect(await curl(...A, `${gw.admin}/keys`, "-d", '{"name": "ci-bot", "expires_in": "30d", "labels": {"team": "ml"}}')).toBe(201);
+    expect(await curl("-H", `x-admin-token: ${ENV.GW_ADMIN}`, "-H", "content-type: application/json", "-X", "PATCH", `${gw.admin}/groups/org`, "-d", '{"limits": [{"window": "minute", "requests": 10}]}')).toBe(409);
+    expect(await curl(...A, "-X", "POST", `${gw.admin}/config/reload`)).toBe(200);
+    expect(await curl("-H", `x-admin-token:${ENV.GW_ADMIN}`, `${gw.admin}/keys`, "-d", '{"name": "ci-bot"}')).toBe(415);
   });
 });
 
