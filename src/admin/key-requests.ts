@@ -32,11 +32,15 @@ export const MAX_EXPIRES_AT = 253_402_300_799;
 /** C0 and C1 control characters and DEL: they forge log lines and break metric labels and terminals. */
 const CONTROL = /\p{Cc}/u;
 
-/** The first of `members` (strings, or a labels map checked key and value) holding a control character. */
-function controlCharacterIn(req: { name?: unknown; group?: unknown; parent?: unknown; labels?: unknown }): string | undefined {
+/** The first member (name, group, parent, a pool, a label's name or value) holding a control character. */
+function controlCharacterIn(req: { name?: unknown; group?: unknown; parent?: unknown; labels?: unknown; allowed_pools?: unknown }): string | undefined {
   for (const member of ["name", "group", "parent"] as const) {
     const value = req[member];
     if (typeof value === "string" && CONTROL.test(value)) return `/${member}: must not contain control characters`;
+  }
+  if (Array.isArray(req.allowed_pools)) {
+    const at = req.allowed_pools.findIndex((pool) => typeof pool === "string" && CONTROL.test(pool));
+    if (at >= 0) return `/allowed_pools/${at}: must not contain control characters`;
   }
   if (isObject(req.labels)) {
     for (const [label, value] of Object.entries(req.labels)) {

@@ -228,6 +228,7 @@ describe("numbers, dates and names", () => {
       [{ name: "ok", group: "g\u0000", parent: "org" }, "/group"],
       [{ name: "ok", group: "child", parent: "org\u001b" }, "/parent"],
       [{ name: "ok", labels: { team: "a\rb" } }, "/labels/team"],
+      [{ name: "ok", allowed_pools: ["chat", "x\u0000"] }, "/allowed_pools/1"],
     ] as const) {
       expect(await envelope(await admin("/keys", { method: "POST", body: JSON.stringify(body) }), 400, "invalid_request")).toContain(member);
     }
