@@ -18,7 +18,7 @@ import { usageController } from "./usage.ts";
 import { rememberPrincipal } from "./principal.ts";
 import { openApiDocument } from "./openapi.ts";
 import { isMutation } from "./scopes.ts";
-import { siteRefusal } from "./origin.ts";
+import { siteRefusal, type BoundListener } from "./origin.ts";
 import { allowOrigin, isPreflight, preflight } from "../http/cors.ts";
 import { AdminRateLimit } from "./rate-limit.ts";
 import { auditScope } from "../governance/audit.ts";
@@ -111,6 +111,9 @@ export function adminFetch(deps: AdminDeps): (request: Request, server?: Pick<Se
   const handle = app.fetch;
   let bodyless: ReturnType<typeof bodylessRoutes> | undefined;
   const rates = new AdminRateLimit(deps.now);
+  // The listener as bound at boot (admin_listen is restart-only); its port is the server's own (0 = OS-chosen).
+  const bound = deps.holder.current.listeners.admin;
+  let listener: BoundListener | undefined;
   return async (request, server) => {
     const snapshot = deps.holder.current;
     const address = server?.requestIP(request)?.address ?? "unknown";
@@ -120,7 +123,8 @@ export function adminFetch(deps: AdminDeps): (request: Request, server?: Pick<Se
     if (wait !== undefined) return errorResponse("rate_limited", `too many admin requests from this address; retry after ${wait} s`, { headers: { "retry-after": String(wait) } });
     // Before authentication: a page must not even learn whether a credential would be needed. Not audited
     // (no principal yet; any page could fill the log).
-    const foreign = siteRefusal(snapshot, request, server?.port ?? snapshot.listeners.admin.port);
+    listener ??= { hostname: bound.hostname, tls: bound.tls, port: server?.port ?? bound.port };
+    const foreign = siteRefusal(snapshot, request, listener);
     if (foreign !== undefined) return errorResponse("forbidden", foreign);
     const origin = request.headers.get("origin");
     if (origin === null) return answer(request, snapshot);

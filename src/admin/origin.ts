@@ -3,7 +3,7 @@
 // its own name. So `Origin`, when a browser sends it, must be the listener's own origin or a configured
 // one, and `Host` must name the listener. Clients that are not browsers (curl, SDKs, the admin client)
 // send no Origin and dial the listener by an address it accepts, so they are not affected.
-import type { Snapshot } from "../config/snapshot.ts";
+import type { ListenerSettings, Snapshot } from "../config/snapshot.ts";
 
 interface AdminSite {
   /** `host:port` values (lowercase) that name this listener. */
@@ -25,8 +25,11 @@ const LOOPBACK_NAMES = ["localhost", "127.0.0.1", "[::1]"];
 
 const bracketed = (host: string) => (host.includes(":") ? `[${host}]` : host);
 
-function siteOf(snapshot: Snapshot, port: number): AdminSite {
-  const { hostname, tls } = snapshot.listeners.admin;
+/** The listener as bound: `hostname` and `tls` from boot, `port` the one the OS gave. */
+export type BoundListener = Pick<ListenerSettings, "hostname" | "tls"> & { readonly port: number };
+
+function siteOf(snapshot: Snapshot, listener: BoundListener): AdminSite {
+  const { hostname, tls, port } = listener;
   const security = snapshot.config.security ?? {};
   const p = String(port);
   const hosts = new Set([`${bracketed(hostname.toLowerCase())}:${p}`]);
@@ -61,12 +64,12 @@ function splitHost(value: string, defaultPort: string): [string, string] {
 }
 
 /**
- * Why a request must be refused (403) for where it comes from, or undefined. `port` is the port the
- * admin listener is bound to.
+ * Why a request must be refused (403) for where it comes from, or undefined. The listener is the one
+ * bound at boot: a restart-only `admin_listen` change waiting in the live snapshot does not move it.
  */
-export function siteRefusal(snapshot: Snapshot, request: Request, port: number): string | undefined {
+export function siteRefusal(snapshot: Snapshot, request: Request, listener: BoundListener): string | undefined {
   let site = sites.get(snapshot);
-  if (site === undefined || site.port !== String(port)) sites.set(snapshot, (site = siteOf(snapshot, port)));
+  if (site === undefined || site.port !== String(listener.port)) sites.set(snapshot, (site = siteOf(snapshot, listener)));
   const host = request.headers.get("host")?.toLowerCase();
   if (host !== undefined && host !== "") {
     const [name, hostPort] = splitHost(host, site.defaultPort);

@@ -237,3 +237,12 @@ describe("numbers, dates and names", () => {
     expect(await envelope(await admin("/groups", { method: "POST", body: JSON.stringify({ name: "g\u0001" }) }), 400, "invalid_request")).toContain("/name");
   });
 });
+
+test("a restart-only admin_listen change waiting for the restart does not lock the running listener out", async () => {
+  const put = await admin("/config/settings", { method: "PUT", body: JSON.stringify({ admin_listen: "10.0.0.5:8081" }) });
+  expect(put.status).toBe(200);
+  expect(((await json(put)) as { reload_to_apply: string[] }).reload_to_apply).toContain("admin_listen");
+  expect((await admin("/info")).status).toBe(200);
+  expect((await admin("/info", { headers: { host: `localhost:${port}` } })).status).toBe(200);
+  expect((await admin("/info", { headers: { host: "10.0.0.5:8081" } })).status).toBe(403);
+});

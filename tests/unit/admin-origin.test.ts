@@ -2,13 +2,16 @@
 // safely (0.0.0.0, ::, a named host) or that need TLS. The loopback case runs on the binary in
 // tests/e2e/admin-hardening.test.ts.
 import { describe, expect, test } from "bun:test";
-import { siteRefusal } from "../../src/admin/origin.ts";
+import { siteRefusal, type BoundListener } from "../../src/admin/origin.ts";
 import type { Snapshot } from "../../src/config/snapshot.ts";
 
-const snapshot = (hostname: string, security: object = {}, tls = false) =>
-  ({ listeners: { admin: { hostname, port: 8081, tls: tls ? { cert: "", key: "", ca: undefined } : undefined } }, config: { security } }) as unknown as Snapshot;
+type Site = { snapshot: Snapshot; listener: BoundListener };
+const snapshot = (hostname: string, security: object = {}, tls = false): Site => ({
+  snapshot: { config: { security } } as unknown as Snapshot,
+  listener: { hostname, port: 8081, tls: tls ? { cert: "", key: "", ca: undefined } : undefined },
+});
 const request = (headers: Record<string, string>) => new Request("http://127.0.0.1:8081/api/v1/admin/info", { headers });
-const accepts = (s: Snapshot, headers: Record<string, string>) => siteRefusal(s, request(headers), 8081) === undefined;
+const accepts = (s: Site, headers: Record<string, string>) => siteRefusal(s.snapshot, request(headers), s.listener) === undefined;
 
 describe("a wildcard listener (0.0.0.0, ::)", () => {
   for (const hostname of ["0.0.0.0", "::"]) {
@@ -40,7 +43,7 @@ describe("a named or TLS listener", () => {
     expect(accepts(s, { host: "127.0.0.1:8081", origin: "https://127.0.0.1:8081" })).toBe(true);
     expect(accepts(s, { host: "127.0.0.1:8081", origin: "http://127.0.0.1:8081" })).toBe(false);
     const on443 = snapshot("127.0.0.1", {}, true);
-    expect(siteRefusal(on443, request({ host: "localhost" }), 443)).toBeUndefined();
+    expect(siteRefusal(on443.snapshot, request({ host: "localhost" }), { ...on443.listener, port: 443 })).toBeUndefined();
   });
 
   test("the lists are read per snapshot: a new snapshot with a new origin accepts it", () => {
