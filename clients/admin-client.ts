@@ -273,6 +273,9 @@ export class AdminClient {
         per_second?: number;
         burst?: number;
       };
+      allowed_origins?: Array<string>;
+      admin_allowed_origins?: Array<string>;
+      admin_allowed_hosts?: Array<string>;
     } | null;
     health?: {
       mode?: "none" | "dead" | "active";
@@ -325,6 +328,8 @@ export class AdminClient {
       module: "sqlite";
       settings?: {
         path?: string;
+        on_unavailable?: "fail_closed" | "fail_open";
+        max_unsaved_rows?: number;
       };
     } | null;
     expected_version?: number;

@@ -4,6 +4,10 @@ import type { AdminDeps } from "./admin/deps.ts";
 import { dataHandlers } from "./dataplane/index.ts";
 import { InboundLimit } from "./dataplane/inbound-limit.ts";
 import { defaultTooLarge } from "./http/serve.ts";
+import { withCors } from "./http/cors.ts";
+import { errorResponse } from "./http/errors.ts";
+import { ingressFor } from "./dataplane/routes.ts";
+import { irError } from "./ir/index.ts";
 import { laneProbe } from "./dataplane/probe.ts";
 import { HealthProber } from "./routing/health.ts";
 import { RoutingState } from "./routing/state.ts";
@@ -51,8 +55,14 @@ export async function buildApps(deps: AppDeps, random: () => number = Math.rando
   const health = new HealthProber(() => deps.holder.current, routing, laneProbe(deps.holder), deps.logger);
   // Boot-scoped: the cap of the snapshot the process started with (the config lifecycle keeps it so).
   const inbound = new InboundLimit(deps.holder.current.config.limits?.max_inbound_concurrent ?? 4096);
-  const data = dataHandlers({ ...deps, metrics, routing, auth: governance.ingressAuth, metering: groups.metering, inbound });
+  const data = withCors(dataHandlers({ ...deps, metrics, routing, auth: governance.ingressAuth, metering: groups.metering, inbound }), () => deps.holder.current, foreignOrigin);
   return { data, admin: { fetch: adminFetch(adminDeps), routes: {}, tooLarge: defaultTooLarge }, routing, health, metering: groups.metering };
+}
+
+/** A browser origin the data plane does not serve: 403 in the path's protocol shape where it has one. */
+function foreignOrigin(request: Request, message: string): Response {
+  const ingress = ingressFor(request);
+  return ingress ? ingress.encodeError(irError("permission", message)) : errorResponse("forbidden", message);
 }
 
 /** What the usage views need of a key: a deleted (tombstoned) one keeps its rows but loses its name. */

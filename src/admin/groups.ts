@@ -36,12 +36,30 @@ export function groupsOf(deps: AdminDeps): GroupService {
   return deps.groups;
 }
 
+/**
+ * A limit figure past 2^53-1 is not an exact count (1e300 was stored and shown as a cap): the first such
+ * member of `limits` or `child_default`, named by its pointer.
+ */
+function inexactFigure(body: { limits?: unknown; child_default?: unknown }): string | undefined {
+  for (const list of ["limits", "child_default"] as const) {
+    const limits = body[list];
+    if (!Array.isArray(limits)) continue;
+    for (const [i, limit] of limits.entries()) {
+      for (const [member, value] of Object.entries(limit as object)) {
+        if (typeof value === "number" && value > Number.MAX_SAFE_INTEGER) return `/${list}/${i}/${member}: must be at most ${Number.MAX_SAFE_INTEGER}`;
+      }
+    }
+  }
+  return undefined;
+}
+
 /** The body checked against its schema; a refusal is audited before the 400. */
-async function checked<T>(groups: GroupService, schema: TSchema, body: unknown, audit: { action: string; name: string; principal: string }): Promise<T> {
+async function checked<T extends { limits?: unknown; child_default?: unknown }>(groups: GroupService, schema: TSchema, body: unknown, audit: { action: string; name: string; principal: string }): Promise<T> {
   const result = shape<T>(schema, body);
-  if (result.ok) return result.value;
-  await groups.refuse(audit.action, audit.name, audit.principal, new GatewayError("invalid_request", result.message));
-  throw new GatewayError("invalid_request", result.message);
+  const message = result.ok ? inexactFigure(result.value) : result.message;
+  if (message === undefined) return (result as { value: T }).value;
+  await groups.refuse(audit.action, audit.name, audit.principal, new GatewayError("invalid_request", message));
+  throw new GatewayError("invalid_request", message);
 }
 
 export const groupsController = (deps: AdminDeps) =>

@@ -18,12 +18,44 @@ import { usageController } from "./usage.ts";
 import { rememberPrincipal } from "./principal.ts";
 import { openApiDocument } from "./openapi.ts";
 import { isMutation } from "./scopes.ts";
+import { siteRefusal, type BoundListener } from "./origin.ts";
+import { allowOrigin, isPreflight, preflight } from "../http/cors.ts";
 import { AdminRateLimit } from "./rate-limit.ts";
 import { auditScope } from "../governance/audit.ts";
 import type { Server } from "bun";
 
 export const ADMIN_PREFIX = "/api/v1/admin";
+const ADMIN_METHODS = "GET, POST, PUT, PATCH, DELETE, OPTIONS";
 
+
+interface RouteLike {
+  readonly method: string;
+  readonly path: string;
+  readonly hooks?: { readonly body?: unknown; readonly detail?: { readonly requestBody?: unknown } };
+}
+
+/**
+ * Each mutation that declares no request body (revoke, delete, restart), from the same declarations the
+ * OpenAPI document shows, so a body such a route would ignore is refused rather than dropped.
+ */
+function bodylessRoutes(routes: readonly RouteLike[]): { readonly method: string; readonly path: string; readonly match: RegExp }[] {
+  return routes
+    .filter((r) => isMutation(r.method, r.path.slice(ADMIN_PREFIX.length)) && r.hooks?.body === undefined && r.hooks?.detail?.requestBody === undefined)
+    .map((r) => ({ method: r.method, path: r.path.slice(ADMIN_PREFIX.length), match: new RegExp(`^${r.path.replace(/:[A-Za-z_]+/g, "[^/]+")}/?$`) }));
+}
+
+/** Undefined when the body is absent, empty or `{}`; else the 400 naming the route. */
+async function unwantedBody(request: Request, route: { method: string; path: string }): Promise<Response | undefined> {
+  let text: string;
+  try {
+    // A copy: the original still reaches the router, whose parse answers a body too large as usual.
+    text = (await request.clone().text()).trim();
+  } catch {
+    return undefined;
+  }
+  if (text === "" || /^\{\s*\}$/.test(text)) return undefined;
+  return errorResponse("invalid_request", `${route.method} ${route.path} takes no request body; send none or {}`);
+}
 
 export function buildAdminApp(deps: AdminDeps) {
   let document: object | undefined;
@@ -74,10 +106,14 @@ export function attemptedAction(method: string, pathname: string): { action: str
   return { action: `${noun}.${verb}`, resource: noun };
 }
 
-export function adminFetch(deps: AdminDeps): (request: Request, server?: Pick<Server<undefined>, "requestIP">) => Response | Promise<Response> {
+export function adminFetch(deps: AdminDeps): (request: Request, server?: Pick<Server<undefined>, "requestIP" | "port">) => Response | Promise<Response> {
   const app = buildAdminApp(deps);
   const handle = app.fetch;
+  let bodyless: ReturnType<typeof bodylessRoutes> | undefined;
   const rates = new AdminRateLimit(deps.now);
+  // The listener as bound at boot (admin_listen is restart-only); its port is the server's own (0 = OS-chosen).
+  const bound = deps.holder.current.listeners.admin;
+  let listener: BoundListener | undefined;
   return async (request, server) => {
     const snapshot = deps.holder.current;
     const address = server?.requestIP(request)?.address ?? "unknown";
@@ -85,6 +121,18 @@ export function adminFetch(deps: AdminDeps): (request: Request, server?: Pick<Se
     // Not audited: a flood would otherwise write one audit entry per refused request.
     const wait = rates.take(address, { per_second, burst });
     if (wait !== undefined) return errorResponse("rate_limited", `too many admin requests from this address; retry after ${wait} s`, { headers: { "retry-after": String(wait) } });
+    // Before authentication: a page must not even learn whether a credential would be needed. Not audited
+    // (no principal yet; any page could fill the log).
+    listener ??= { hostname: bound.hostname, tls: bound.tls, port: server?.port ?? bound.port };
+    const foreign = siteRefusal(snapshot, request, listener);
+    if (foreign !== undefined) return errorResponse("forbidden", foreign);
+    const origin = request.headers.get("origin");
+    if (origin === null) return answer(request, snapshot);
+    // An allowed browser origin (a console served elsewhere) needs the CORS answers to read anything.
+    if (isPreflight(request)) return preflight(request, origin, ADMIN_METHODS);
+    return allowOrigin(await answer(request, snapshot), origin);
+  };
+  async function answer(request: Request, snapshot: Snapshot): Promise<Response> {
     const admitted = authenticateAdmin(snapshot, request.headers);
     const principal = admitted && governanceGuard(snapshot, request, admitted);
     if (!principal) {
@@ -103,12 +151,14 @@ export function adminFetch(deps: AdminDeps): (request: Request, server?: Pick<Se
     rememberPrincipal(request, principal);
     if (!mutation) return handle(request);
     const scope = { recorded: false, credential: principal.credential };
-    const response = await auditScope.run(scope, () => handle(request));
+    bodyless ??= bodylessRoutes(app.routes as readonly RouteLike[]);
+    const route = bodyless.find((r) => r.method === request.method && r.match.test(pathname));
+    const response = await auditScope.run(scope, async () => (route && (await unwantedBody(request, route))) || handle(request));
     // A mutation refused before its handler ran (a body that is not JSON, an unknown route) is still an attempt.
     if (!scope.recorded && response.status !== 404 && response.status !== 405) {
       const { action, resource } = attemptedAction(request.method, pathname);
       await deps.audit?.record({ action, resource, outcome: response.status < 400 ? "applied" : "rejected", principal: principal.id, credential: principal.credential });
     }
     return response;
-  };
+  }
 }

@@ -23,6 +23,33 @@ export function durationSecs(text: string): number | undefined {
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
+/**
+ * The latest expiry a key may have: 9999-12-31T23:59:59Z. Past it a date no longer formats (1e300 was
+ * a 500) and a second count is no longer exact.
+ */
+export const MAX_EXPIRES_AT = 253_402_300_799;
+
+/** C0 and C1 control characters and DEL: they forge log lines and break metric labels and terminals. */
+const CONTROL = /\p{Cc}/u;
+
+/** The first member (name, group, parent, a pool, a label's name or value) holding a control character. */
+function controlCharacterIn(req: { name?: unknown; group?: unknown; parent?: unknown; labels?: unknown; allowed_pools?: unknown }): string | undefined {
+  for (const member of ["name", "group", "parent"] as const) {
+    const value = req[member];
+    if (typeof value === "string" && CONTROL.test(value)) return `/${member}: must not contain control characters`;
+  }
+  if (Array.isArray(req.allowed_pools)) {
+    const at = req.allowed_pools.findIndex((pool) => typeof pool === "string" && CONTROL.test(pool));
+    if (at >= 0) return `/allowed_pools/${at}: must not contain control characters`;
+  }
+  if (isObject(req.labels)) {
+    for (const [label, value] of Object.entries(req.labels)) {
+      if (CONTROL.test(label) || (typeof value === "string" && CONTROL.test(value))) return `/labels/${label.replace(/\p{Cc}/gu, "?")}: must not contain control characters`;
+    }
+  }
+  return undefined;
+}
+
 
 export function parseCreateKeyReq(body: unknown, nowSecs: number): Checked<NewKey> {
   if (isObject(body)) {
@@ -32,17 +59,21 @@ export function parseCreateKeyReq(body: unknown, nowSecs: number): Checked<NewKe
   const checked = shape<CreateKeyReq>(CreateKeyReq, body);
   if (!checked.ok) return checked;
   const req = checked.value;
+  const control = controlCharacterIn(req);
+  if (control !== undefined) return { ok: false, message: control };
   const expiresAt = req.expires_at ?? null;
   const expiresIn = req.expires_in ?? null;
   if (expiresAt !== null && expiresIn !== null) return { ok: false, message: "/expires_at, /expires_in: give one of the two, not both" };
   let exp: number;
   if (expiresAt !== null) {
     if (expiresAt <= nowSecs) return { ok: false, message: `/expires_at: ${expiresAt} is not in the future` };
+    if (expiresAt > MAX_EXPIRES_AT) return { ok: false, message: `/expires_at: must be at most ${MAX_EXPIRES_AT} (9999-12-31T23:59:59Z)` };
     exp = expiresAt;
   } else if (expiresIn !== null) {
     const secs = durationSecs(expiresIn)!;
     if (secs === 0) return { ok: false, message: "/expires_in: must be longer than zero" };
     exp = nowSecs + secs;
+    if (exp > MAX_EXPIRES_AT) return { ok: false, message: `/expires_in: ends after 9999-12-31T23:59:59Z; give a shorter duration` };
   } else exp = nowSecs + DEFAULT_KEY_TTL_SECS;
   const group = req.group ?? null;
   return {
@@ -69,6 +100,8 @@ export function parseUpdateKeyReq(body: unknown): Checked<KeyChanges> {
   const checked = shape<UpdateKeyReq>(UpdateKeyReq, body);
   if (!checked.ok) return checked;
   const req = checked.value;
+  const control = controlCharacterIn(req);
+  if (control !== undefined) return { ok: false, message: control };
   return {
     ok: true,
     value: {

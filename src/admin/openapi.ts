@@ -55,10 +55,9 @@ function operation(route: RouteLike, prefix: string): Json {
   }
   responses["400"] = errorResponse("invalid_request: a malformed body, query or parameter (the message names the member)");
   responses["401"] = errorResponse("unauthorized: no admin credential, or one not accepted");
-  if (mutation) {
-    responses["403"] = errorResponse("forbidden: the credential has read-only scope");
-    responses["409"] = errorResponse("conflict or version_conflict");
-  }
+  // Every route: a browser Origin or a Host the listener does not accept (admin/origin.ts).
+  responses["403"] = errorResponse(`forbidden: ${mutation ? "the credential has read-only scope, or " : ""}a browser Origin or a Host not accepted (security.admin_allowed_origins, security.admin_allowed_hosts)`);
+  if (mutation) responses["409"] = errorResponse("conflict or version_conflict");
   if (parameters.some((p) => p.in === "path") || mutation) responses["404"] = errorResponse("not_found");
   responses["429"] = { ...errorResponse("rate_limited: past the admin rate limit"), headers: { "Retry-After": { schema: { type: "integer" } } } };
   responses["500"] = errorResponse("internal (no detail)");
@@ -72,6 +71,7 @@ function operation(route: RouteLike, prefix: string): Json {
   const described = route.hooks?.detail?.requestBody;
   if (described) op.requestBody = plain(described);
   else if (route.hooks?.body) op.requestBody = { required: true, content: { "application/json": { schema: plain(route.hooks.body) } } };
+  if (op.requestBody) responses["415"] = errorResponse("invalid_request: the body was not sent as content-type: application/json");
   return op;
 }
 

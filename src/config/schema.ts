@@ -219,6 +219,10 @@ const LimitsCfg = Strict({
   shutdown_drain_secs: Type.Optional(Type.Number({ minimum: 0, default: 30, description: "how long SIGTERM waits for in-flight requests before closing them" })),
 }, { default: {} });
 
+/** A browser origin as sent in `Origin`: scheme://host[:port], no path. */
+const Origin = (star: boolean) =>
+  Type.String({ pattern: `^(${star ? "\\*|" : ""}https?://[^/\\s]+)$`, "x-expected": `an origin such as https://app.example.com (scheme, host, optional port; no path)${star ? " or *" : ""}` });
+
 const SecurityCfg = Strict({
   max_body_bytes: Type.Optional(Type.Integer({ minimum: 1024, default: 33554432, description: "data-plane request body limit (bytes)" })),
   admin_max_body_bytes: Type.Optional(Type.Integer({ minimum: 1024, default: 8388608, description: "admin-plane request body limit (bytes)" })),
@@ -226,6 +230,12 @@ const SecurityCfg = Strict({
     per_second: Type.Optional(Type.Number({ exclusiveMinimum: 0, default: 20, description: "admin requests per second per source address (sustained)" })),
     burst: Type.Optional(Type.Integer({ minimum: 1, default: 100, description: "admin requests a source address may make at once before the rate applies" })),
   }, { default: {}, description: "past it the admin plane answers 429 rate_limited with Retry-After" })),
+  allowed_origins: Type.Optional(Type.Array(Origin(true), { default: [], description: "browser origins the data plane answers with CORS (preflight included); any other Origin is 403. `*` allows every origin" })),
+  admin_allowed_origins: Type.Optional(Type.Array(Origin(false), { default: [], description: "browser origins besides the admin listener's own that may call the admin API; any other Origin is 403" })),
+  admin_allowed_hosts: Type.Optional(Type.Array(Type.String({ pattern: "^([A-Za-z0-9._-]+|\\[[0-9A-Fa-f:.]+\\])(:[0-9]{1,5})?$", "x-expected": "a host name or address, optionally with :port" }), {
+    default: [],
+    description: "Host header values the admin listener accepts besides its own address (and localhost on a loopback listener); a name without :port matches any port",
+  })),
 }, { default: {} });
 
 const AdvancedCfg = Strict({

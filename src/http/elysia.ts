@@ -6,6 +6,7 @@ import { schemaErrors } from "../config/schema-errors.ts";
 import type { Logger } from "../telemetry/logger.ts";
 import { errorResponse, GatewayError, gatewayErrorResponse } from "./errors.ts";
 import { RouteTable } from "./routes.ts";
+import { jsonTextTooDeep, TOO_DEEP_MESSAGE } from "./json-depth.ts";
 import { BodyTooLargeError } from "./serve.ts";
 
 function validationMessage(error: ValidationError): string {
@@ -28,9 +29,16 @@ export function controller(name: string) {
   return new Elysia({ name, normalize: false });
 }
 
-/** A controller whose bodies are JSON whatever the content type says (curl -d sends a form type). */
+/** `application/json`, with or without parameters (`; charset=utf-8`). */
+const JSON_TYPE = /^application\/json\s*(;|$)/i;
+
+/**
+ * A controller whose bodies are JSON. Only `application/json` is read: a browser sends `text/plain` and
+ * form types cross-site without a preflight, so parsing those as JSON let any web page post to the admin
+ * plane. The nesting bound is checked on the text before the parse (deep bodies stalled the loop for seconds).
+ */
 export function jsonController(name: string) {
-  return controller(name).onParse(async ({ request }) => {
+  return controller(name).onParse(async ({ request, contentType }) => {
     let text: string;
     try {
       text = await request.text();
@@ -39,6 +47,10 @@ export function jsonController(name: string) {
       throw new GatewayError("invalid_request", "request body could not be read");
     }
     if (text.trim() === "") return null;
+    if (!JSON_TYPE.test(contentType)) {
+      throw new GatewayError("invalid_request", `request body must be sent as content-type: application/json (got ${contentType === "" ? "none" : JSON.stringify(contentType.slice(0, 100))})`, { status: 415 });
+    }
+    if (jsonTextTooDeep(text)) throw new GatewayError("invalid_request", TOO_DEEP_MESSAGE);
     try {
       return JSON.parse(text) as unknown;
     } catch {

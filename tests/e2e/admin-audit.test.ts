@@ -223,8 +223,8 @@ describe("PUT /admin-auth", () => {
       const opened = await as(ENV.GW_ADMIN, own)("/admin-auth", "PUT", { modules: [], allow_open: true });
       expect(await json(opened)).toMatchObject({ configured: false, modules: [], applied: true });
       // Key and group endpoints stay shut to the open posture on a governance deployment (spec "Admin plane" 7).
-      expect((await fetch(`${own.admin}/groups`, { method: "POST", body: JSON.stringify({ name: "anon" }) })).status).toBe(401);
-      const anonymous = await fetch(`${own.admin}/config/settings`, { method: "PUT", body: JSON.stringify({ per_request_fee: 0.5 }) });
+      expect((await fetch(`${own.admin}/groups`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "anon" }) })).status).toBe(401);
+      const anonymous = await fetch(`${own.admin}/config/settings`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ per_request_fee: 0.5 }) });
       expect(anonymous.status).toBe(200);
       const [newest] = await allEntries(own);
       expect(newest).toMatchObject({ action: "config.settings", principal: "anonymous", outcome: "applied" });

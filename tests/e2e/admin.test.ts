@@ -45,8 +45,8 @@ const ENV = {
   GW_ADMIN_FULL: "admin-full-token",
   GW_ADMIN_RO: "admin-ro-token",
 };
-const FULL = { "x-admin-token": ENV.GW_ADMIN_FULL };
-const READ_ONLY = { authorization: `Bearer ${ENV.GW_ADMIN_RO}` };
+const FULL = { "x-admin-token": ENV.GW_ADMIN_FULL, "content-type": "application/json" };
+const READ_ONLY = { authorization: `Bearer ${ENV.GW_ADMIN_RO}`, "content-type": "application/json" };
 
 let gw: RunningGateway;
 let bootedAt: number;

@@ -206,7 +206,7 @@ describe("restart-only settings and the overlay across a restart", () => {
       probe.stop(true);
       const put = await fetch(`${own.admin}/config/settings`, {
         method: "PUT",
-        headers: { "x-admin-token": ENV.GW_ADMIN },
+        headers: { "x-admin-token": ENV.GW_ADMIN, "content-type": "application/json" },
         body: JSON.stringify({ listen: `127.0.0.1:${port}`, rate_card: { "mock-1": { input: 1, output: 2 } }, store: { settings: { path: "./state/gateway.db" } } }),
       });
       expect(put.status).toBe(200);
@@ -233,7 +233,7 @@ describe("restart-only settings and the overlay across a restart", () => {
     const locked = await startGateway(`${CONFIG}config: {locked: true}\n`, { env: ENV });
     try {
       const call = (path: string, method: string, body: unknown) =>
-        fetch(`${locked.admin}${path}`, { method, headers: { "x-admin-token": ENV.GW_ADMIN }, body: JSON.stringify(body) });
+        fetch(`${locked.admin}${path}`, { method, headers: { "x-admin-token": ENV.GW_ADMIN, "content-type": "application/json" }, body: JSON.stringify(body) });
       expect(((await json(await call("/info", "GET", undefined))) as { config_persistence: boolean }).config_persistence).toBe(false);
       for (const [path, method, body] of [
         ["/config/apply", "POST", { config: WITH_EXTRA }],

@@ -376,7 +376,7 @@ models: {mock-1: {provider: local}}
 auth: {chain: [tokens], tokens: [{name: ci, token: {env: GW_CLIENT_TOKEN}}]}
 `, { env: ENV });
     try {
-      const response = await fetch(`${tokensOnly.admin}/keys`, { method: "POST", body: JSON.stringify({ name: "x" }) });
+      const response = await fetch(`${tokensOnly.admin}/keys`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "x" }) });
       expect(response.status).toBe(400);
       expect((await json(response)).error.message).toContain("signing_key");
     } finally {
