@@ -2,7 +2,7 @@
 // and the admin API (which hands in an object or YAML text).
 import { existsSync, readFileSync } from "node:fs";
 import { resolve as resolvePath } from "node:path";
-import { parseYamlBounded, toTree } from "./yaml-bounded.ts";
+import { duplicateKeyLines, parseYamlBounded, toTree } from "./yaml-bounded.ts";
 import { Concealed, expandReferences, hasMark, markReferences, unmark } from "./interpolate.ts";
 import { referenceErrors } from "./references.ts";
 import { resolveConfig } from "./resolve.ts";
@@ -35,7 +35,8 @@ export function parseConfigText(text: string, source: string, env: LoadContext["
   const { doc, lines } = parsed;
   const expanded = options.resolve === false ? { concealed: new Concealed(), errors: [] } : expandReferences(doc, marked, env, lines, source);
   const syntax = doc.errors.map((e) => `${source}:${lines.linePos(e.pos[0]).line}: ${unmark(e.message.split("\n")[0] ?? "", marked.references).replace(/ at line \d+, column \d+:?$/, "")}`);
-  const errors = [...marked.errors, ...expanded.errors, ...syntax];
+  const duplicates = duplicateKeyLines(doc, lines).map((line) => `${source}:${line}: Map keys must be unique`);
+  const errors = [...marked.errors, ...expanded.errors, ...syntax, ...duplicates];
   if (errors.length > 0) return { ok: false, errors };
   const built = toTree(doc);
   if ("refused" in built) return { ok: false, errors: [`${source}: ${built.refused}`], refused: true };

@@ -202,6 +202,16 @@ describe("YAML that would stall the process is refused with a 400 at once", () =
     expect((await json(info)).config_version).toBe(0);
   });
 
+  test("a text over 1 MiB is refused unread; 40,000 keys in one mapping take well under a second", async () => {
+    const huge = await post(VIEWER, "/config/validate", { yaml: `a: 1\n${"#".repeat(1024 * 1024)}` });
+    expect(huge.status).toBe(400);
+    expect((await json(huge)).error.message).toContain("longer than");
+    const yaml = `hooks: {h: {kind: gate, settings: {${Array.from({ length: 40_000 }, (_, i) => `k${i}: 1`).join(", ")}}}}\n`;
+    const started = performance.now();
+    expect(await json(await post(VIEWER, "/config/validate", { yaml }))).toEqual({ ok: true, errors: [] });
+    expect(performance.now() - started).toBeLessThan(2000); // each key was compared with every earlier one: over 4 s
+  });
+
   test("a config nested as deep as the bound still validates", async () => {
     const yaml = `hooks:\n  h:\n    kind: gate\n    settings: {x: ${"[".repeat(58)}${"]".repeat(58)}}\n`;
     expect(await json(await post(VIEWER, "/config/validate", { yaml }))).toEqual({ ok: true, errors: [] });

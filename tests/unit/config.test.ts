@@ -89,6 +89,18 @@ describe("YAML bounds", () => {
       expect(result).toMatchObject({ ok: false, refused: true });
     }
   });
+  test("a text over 1 MiB is refused unread; duplicate keys are found in one pass, after ${VAR} expansion", () => {
+    expect(parseConfigText(`a: 1\n${"#".repeat(1024 * 1024)}`, "t", {})).toMatchObject({ ok: false, refused: true });
+    expect(parseConfigText("a: 1\nb: {x: 1, x: 2}\na: 3\n${A}: 1\n${B}: 2\n", "t", { A: "same", B: "same" })).toEqual({
+      ok: false,
+      errors: ["t:2: Map keys must be unique", "t:3: Map keys must be unique", "t:5: Map keys must be unique"],
+    });
+    const manyKeys = `hooks: {h: {kind: gate, settings: {${Array.from({ length: 40_000 }, (_, i) => `k${i}: 1`).join(", ")}}}}\n`;
+    const started = performance.now();
+    expect(parseConfigText(manyKeys, "t", {}).ok).toBe(true);
+    expect(performance.now() - started).toBeLessThan(2000); // quadratic key checks took over 4 s here
+  });
+
   test("a config as deep as the bound is read", () => {
     const deep = `hooks:\n  h:\n    kind: gate\n    settings: {x: ${"[".repeat(58)}${"]".repeat(58)}}\n`;
     expect(parseConfigText(deep, "t", {}).ok).toBe(true);
