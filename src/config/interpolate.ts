@@ -116,12 +116,14 @@ export function expandReferences(doc: Document, marked: MarkedText, env: Readonl
   visit(doc, {
     Scalar(_key, node) {
       if (typeof node.value !== "string" || !hasMark(node.value)) return;
+      let used: string | undefined;
       const expanded = node.value.replace(MARK, (whole, index: string) => {
         const ref = marked.references[Number(index)];
         if (!ref) return whole;
         const value = env[ref.name];
         if (value !== undefined) {
           concealed.add(ref.name, value);
+          used = ref.name;
           return value;
         }
         if (ref.fallback !== undefined) return ref.fallback;
@@ -130,6 +132,9 @@ export function expandReferences(doc: Document, marked: MarkedText, env: Readonl
         return `\${${ref.name}}`;
       });
       node.value = node.type === "PLAIN" && !node.tag && isScalar(node) ? plainScalar(expanded) : expanded;
+      // As read (trimmed, or a number whose digits differ from the text: 0123 is 123), it is concealed too.
+      const read = node.value;
+      if (used !== undefined && (typeof read === "string" || Number.isFinite(read))) concealed.add(used, String(read));
     },
   });
   return { concealed, errors };
