@@ -20,6 +20,8 @@ const SECRETS = {
   // Read differently from its text: trimmed when unquoted, or a number (a leading zero dropped, digits rounded).
   GW_SPACED_SECRET: `  spaced ${randomBytes(8).toString("hex")}  `,
   GW_DIGITS_SECRET: `0${[...randomBytes(18)].map((b) => b % 10).join("")}`,
+  // Names a pool of the boot config: a later change's errors must not show it either.
+  GW_POOL_SECRET: `pool-${randomBytes(10).toString("hex")}`,
 };
 const VIEWER = secret("viewer");
 const ENV = { ...SECRETS, GW_VIEWER_TOKEN: VIEWER };
@@ -29,6 +31,9 @@ providers:
   up: {protocol: openai, base_url: "http://127.0.0.1:9/v1", api_key: {env: GW_PROVIDER_KEY}}
 models:
   m1: {provider: up}
+pools:
+  "\${GW_POOL_SECRET}": {members: [{model: m1}]}
+  b: {members: [{model: m1}], on_exhausted: "fallback_pool:\${GW_POOL_SECRET}"}
 security: {admin_rate_limit: {per_second: 100000, burst: 100000}}
 auth:
   chain: [keys]
@@ -142,6 +147,20 @@ describe("POST /config/validate and /config/apply never echo a secret", () => {
     // Shape is still checked.
     expect((await json(await post(VIEWER, "/config/validate", { yaml: "listen: ${1BAD}\n" }))).errors).toEqual(['yaml:1: malformed variable reference "${1BAD}"']);
     expect((await json(await post(VIEWER, "/config/validate", { yaml: "auth: {signing_key: {env: ''}}\n" }))).errors[0]).toStartWith("auth.signing_key.env: ");
+  });
+});
+
+describe("PUT /config/settings over a base that took values from the environment", () => {
+  test("an error about the base names the variable, not its value", async () => {
+    const response = await fetch(`${gw.admin}/config/settings`, {
+      method: "PUT",
+      headers: { authorization: `Bearer ${FULL}`, "content-type": "application/json" },
+      body: JSON.stringify({ routing: { on_exhausted: "fallback_pool:b" } }),
+    });
+    const text = await response.text();
+    expect(response.status).toBe(400);
+    expect(leaks(text)).toEqual([]);
+    expect(text).toContain("pools.${GW_POOL_SECRET}.on_exhausted: fallback_pool cycle ${GW_POOL_SECRET} -> b -> ${GW_POOL_SECRET}");
   });
 });
 
