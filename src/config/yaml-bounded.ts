@@ -28,9 +28,12 @@ function* boundedTokens(parser: Parser, text: string) {
 
 export type Parsed = { doc: Document; lines: LineCounter } | { refused: string };
 
-/** One YAML document (a second one is an error in it), or why the text is refused. */
-export function parseYamlBounded(text: string): Parsed {
-  if (text.length > MAX_YAML_LENGTH) return { refused: `YAML text is longer than ${MAX_YAML_LENGTH} characters (1 MiB)` };
+/**
+ * One YAML document (a second one is an error in it), or why the text is refused. `maxLength`: the
+ * overlay file, which the gateway writes itself from settings bodies, is not held to the config bound.
+ */
+export function parseYamlBounded(text: string, maxLength = MAX_YAML_LENGTH): Parsed {
+  if (text.length > maxLength) return { refused: `YAML text is longer than ${MAX_YAML_LENGTH} characters (1 MiB)` };
   const lines = new LineCounter();
   lines.addNewLine(0); // as Parser.parse() does first: line 1 starts at offset 0
   try {

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { embeddedDefaultText } from "../../src/config/default.ts";
 import { checkConfig, loadConfigText, loadConfigTree, locateConfig, parseConfigText, type LoadResult } from "../../src/config/load.ts";
+import { readOverlay } from "../../src/config/overlay.ts";
 import { ConfigHolder, poolFor } from "../../src/config/snapshot.ts";
 import { makeTlsDir } from "../support/tls.ts";
 
@@ -367,5 +368,20 @@ pools:
   "has space*": {members: [{model: mock-1}]}
 `);
     expect(bad.ok).toBe(false);
+  });
+});
+
+describe("the overlay file", () => {
+  const overlayOf = (text: string) => {
+    const dir = mkdtempSync(join(tmpdir(), "gw-overlay-"));
+    const path = join(dir, "gateway.overlay.yaml");
+    writeFileSync(path, text);
+    return readOverlay({ path, locked: false });
+  };
+  test("read with the same parser as the config, duplicate keys and bad YAML named", () => {
+    expect(overlayOf("security: {max_body_bytes: 4096}\n")).toEqual({ ok: true, overlay: { security: { max_body_bytes: 4096 } } });
+    expect(overlayOf("security: {}\nsecurity: {}\n")).toMatchObject({ ok: false, error: expect.stringContaining("line 2: Map keys must be unique") });
+    expect(overlayOf("security: [\n")).toMatchObject({ ok: false, error: expect.stringContaining("is not valid YAML") });
+    expect(overlayOf(`a: ${"[".repeat(1000)}`)).toMatchObject({ ok: false, error: expect.stringContaining("nests deeper than 64") });
   });
 });
