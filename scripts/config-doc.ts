@@ -196,23 +196,25 @@ The gateway reads one YAML file. The whole tree is one schema (\`src/config/sche
 
 ## Environment variables: \`\${VAR}\`
 
-\`\${VAR}\` is replaced with the variable's value in the config **text, before YAML parsing**, so a variable may stand for any scalar (a port, a flag, a key). The value is inserted as is: quote the reference (\`"\${VAR}"\`) when the value may contain YAML syntax such as \`: \` or \` #\`.
+\`\${VAR}\` is replaced with the variable's value **inside the YAML scalar that holds it**, after the text is parsed, so a variable may stand for a scalar or part of one (a port, a flag, a key, a piece of a URL) but never for structure: a value containing \`: \`, \` #\`, quotes or newlines is taken as is, quoted or not. A reference that is the whole of an unquoted scalar is read as YAML would read the value written there (\`port: \${PORT}\` is a number, \`flag: \${ON}\` a boolean); inside quotes, or with other text around it, it is a string. \`\${VAR}\` is expanded only in YAML text (the config file, and \`{"yaml": ...}\` sent to the admin API), never in a \`{"config": ...}\` JSON object.
+
+No error message shows a value taken from the environment: the error names the path, the rule and the variable (\`listen: expected an address host:port (IPv6 as [::1]:port), got the value of \${LISTEN} (not shown)\`), and a variable's value that would show in a path or a name is replaced by \`\${VAR}\` (values under four characters, a digit or a flag, are shown where they are a part of a path or a name).
 
 - \`\${VAR:-fallback}\` uses \`fallback\` when \`VAR\` is unset (unlike the shell, a variable set to the empty string is used as is).
 - \`$\${\` is a literal \`\${\` (\`$\${HOME}\` leaves \`\${HOME}\` in the config).
-- Whole-line comments (first non-blank character \`#\`) are skipped, so a commented-out \`\${VAR}\` never stops startup. A comment after a value on the same line is interpolated.
+- Comments are never interpolated, so a commented-out \`\${VAR}\` never stops startup.
 - An unset variable without a fallback, or a malformed reference, stops startup naming the variable and its line: \`/etc/gateway/gateway.yaml:12: environment variable OPENAI_KEY is not set (referenced as \${OPENAI_KEY})\`.
 
 ## Secrets
 
 A *secret reference* is \`{env: NAME}\` (an environment variable) or \`{file: PATH}\` (a file; one trailing newline is trimmed). Secrets are read once per load.
 
-- **Must be a secret reference** for \`auth.signing_key\`, \`auth.tokens[].token\`, \`auth.admin_tokens[].token\`, \`identity-providers.<name>.browser_login.client_secret\` and the bedrock keys \`aws_access_key_id\`, \`aws_secret_access_key\`, \`aws_session_token\`. A plain string there is a validation error, and an unset or empty variable, or an unreadable or empty file, stops startup.
+- **Must be a secret reference** for \`auth.signing_key\`, \`auth.tokens[].token\`, \`auth.admin_tokens[].token\`, \`identity-providers.<name>.browser_login.client_secret\` and the bedrock keys \`aws_access_key_id\`, \`aws_secret_access_key\`, \`aws_session_token\`. A plain string there is a validation error that does not repeat the string (nor anywhere in a secret position: \`api_key\`, provider \`headers\` and \`query\` values), and an unset or empty variable, or an unreadable or empty file, stops startup.
 - A provider's \`api_key\` may also be a plain string (typically \`"\${VAR}"\`). An empty string, or an \`{env: NAME}\` that is empty or unset, only **warns**: the provider still loads and its upstream calls go unauthenticated. An unreadable or empty \`{file: PATH}\` is still an error.
 
 ## Validation and fail-loud startup
 
-Validation reports **every** error at once, each with its path (\`pools.chat.members[1].model: unknown model "gpt-5x"\`): schema and cross-reference errors together, then (once those pass) every unreadable secret or TLS file together. Nothing starts until all are fixed. The same checks run for \`gateway --check\` and for configs handed to the admin API, which refuses them instead. Unknown members are errors, never ignored; so are duplicate YAML keys.
+Validation reports **every** error at once, each with its path (\`pools.chat.members[1].model: unknown model "gpt-5x"\`): schema and cross-reference errors together, then (once those pass) every unreadable secret or TLS file together. Nothing starts until all are fixed. The same checks run for \`gateway --check\` and for configs handed to the admin API, which refuses them instead. Unknown members are errors, never ignored; so are duplicate YAML keys. A YAML text over 1 MiB, nesting deeper than 64 levels, or with aliases expanding past 100 uses, is refused whole.
 
 Beyond types and ranges, startup stops on:
 

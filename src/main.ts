@@ -7,6 +7,7 @@ import { buildApps } from "./app.ts";
 import { CliError, HELP, parseCli, type CliOptions } from "./cli.ts";
 import { embeddedDefaultText } from "./config/default.ts";
 import { ConfigLifecycle, loadBoot, type ConfigTree } from "./config/lifecycle.ts";
+import type { Concealed } from "./config/interpolate.ts";
 import { locateConfig, type ConfigSource, type LoadResult } from "./config/load.ts";
 import { overlaySettings, readOverlay, stageOverlay, type OverlaySettings } from "./config/overlay.ts";
 import { ConfigHolder, type Snapshot } from "./config/snapshot.ts";
@@ -43,7 +44,7 @@ async function main(argv: readonly string[]): Promise<number> {
 
   const located = locateConfig(cli.config, env);
   const source = "error" in located ? cli.config! : located.source;
-  const boot = "error" in located ? { result: { ok: false, errors: [located.error] } as LoadResult, base: {}, overlay: {}, settings: undefined } : bootConfig(located);
+  const boot = "error" in located ? { result: { ok: false, errors: [located.error] } as LoadResult, base: {}, overlay: {}, settings: undefined, concealed: undefined } : bootConfig(located);
   const result = boot.result;
   if (cli.check) return check(result, source);
   if (cli.verifyAudit) return verifyAuditCommand(result, source);
@@ -54,16 +55,16 @@ async function main(argv: readonly string[]): Promise<number> {
     logger.error("config invalid; not starting", { source, errors: result.errors.length });
     return 1;
   }
-  return run(result.snapshot, source, logger, new BootConfig(located as ConfigSource, boot.base, boot.overlay, boot.settings!));
+  return run(result.snapshot, source, logger, new BootConfig(located as ConfigSource, boot.base, boot.overlay, boot.settings!, boot.concealed));
 }
 
 /** The file, the overlay over it (gateway.overlay.yaml, from PUT /config/settings), and the first snapshot. */
 function bootConfig(located: ConfigSource) {
   const settings = overlaySettings(located.text, located.source, env);
   const overlay = readOverlay(settings);
-  if (!overlay.ok) return { result: { ok: false, errors: [overlay.error] } as LoadResult, base: {}, overlay: {}, settings };
-  const { result, base } = loadBoot(located.text, located.source, overlay.overlay, env);
-  return { result, base, overlay: overlay.overlay, settings };
+  if (!overlay.ok) return { result: { ok: false, errors: [overlay.error] } as LoadResult, base: {}, overlay: {}, settings, concealed: undefined };
+  const { result, base, concealed } = loadBoot(located.text, located.source, overlay.overlay, env);
+  return { result, base, overlay: overlay.overlay, settings, concealed };
 }
 
 class BootConfig {
@@ -72,6 +73,7 @@ class BootConfig {
     readonly base: ConfigTree,
     readonly overlay: ConfigTree,
     readonly settings: OverlaySettings,
+    readonly concealed: Concealed | undefined,
   ) {}
 
   lifecycle(holder: ConfigHolder): ConfigLifecycle {
@@ -82,6 +84,7 @@ class BootConfig {
       now: Date.now,
       bootBase: this.base,
       bootOverlay: this.overlay,
+      bootConcealed: this.concealed,
       readFile: file === undefined ? undefined : () => readConfigFile(file),
       stageOverlay: (overlay) => stageOverlay(this.settings.path, overlay),
     });

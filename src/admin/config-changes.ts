@@ -3,6 +3,7 @@
 // commits a new config_version. An apply is live at once and is not written to disk.
 import type { ConfigLifecycle, ConfigVersionRecord } from "../config/lifecycle.ts";
 import { requestBody } from "./openapi.ts";
+import type { Concealed } from "../config/interpolate.ts";
 import { parseConfigText } from "../config/load.ts";
 import { jsonController } from "../http/elysia.ts";
 import { GatewayError } from "../http/errors.ts";
@@ -57,13 +58,14 @@ export const configChangesController = (deps: AdminDeps) =>
         const proposal = checked.value;
         const expected = expectedVersion(request, proposal);
         const { snapshot } = await auditedChange(deps, request, "config.apply", "config", () => {
-          let tree: unknown;
+          let tree: unknown = "config" in proposal ? proposal.config : undefined;
+          let concealed: Concealed | undefined;
           if ("yaml" in proposal) {
             const parsed = parseConfigText(proposal.yaml, "yaml", deps.env);
             if (!parsed.ok) return { ok: false as const, code: "invalid_request" as const, message: `config invalid: ${parsed.errors.join("; ")}` };
-            tree = parsed.tree;
-          } else tree = proposal.config;
-          return lifecycleOf(deps).apply(tree, { principal: principalOf(request), summary: "config.apply", expectedVersion: expected });
+            ({ tree, concealed } = parsed);
+          }
+          return lifecycleOf(deps).apply(tree, { principal: principalOf(request), summary: "config.apply", expectedVersion: expected }, concealed);
         });
         return { applied: true, config_version: snapshot.version, note: "live now; not written to disk (the config file is unchanged; POST /config/reload would return to it)" };
       },

@@ -1,9 +1,11 @@
 // GET /config (the effective config, never a secret) and POST /config/validate (a dry run).
 import { jsonController } from "../http/elysia.ts";
-import { loadConfigText, loadConfigTree } from "../config/load.ts";
+import { checkConfig } from "../config/load.ts";
+import { GatewayError } from "../http/errors.ts";
 import type { Snapshot } from "../config/snapshot.ts";
 import { authView } from "./auth.ts";
 import type { AdminDeps } from "./deps.ts";
+import { scopeOf } from "./principal.ts";
 import { ConfigBody, ConfigValidateView, EffectiveConfigView } from "./views.ts";
 
 const sortedKeys = (bag: object | undefined) => Object.keys(bag ?? {}).sort();
@@ -62,16 +64,22 @@ export function hookViews(snapshot: Snapshot): EffectiveConfigView["hooks"] {
     }));
 }
 
-/** Validation exactly as boot would do it (schema, references, secrets, files), applying nothing. */
-export function validateProposal(body: { config: unknown } | { yaml: string }, env: AdminDeps["env"]): { ok: boolean; errors: string[] } {
-  const result = "yaml" in body ? loadConfigText(body.yaml, "yaml", { env }) : loadConfigTree(body.config, "config", { env });
-  return result.ok ? { ok: true, errors: [] } : { ok: false, errors: result.errors };
+/**
+ * A dry run, applying nothing. With full scope, exactly as boot would check it (schema, references,
+ * `${VAR}`, secrets, files). With read-only scope, nothing is read from the environment or the disk:
+ * a read-only principal must not learn a value, nor whether a variable or a file exists, through it.
+ * A text refused whole (too deep, an alias bomb) is a bad request (400), not a verdict.
+ */
+export function validateProposal(body: { config: unknown } | { yaml: string }, env: AdminDeps["env"], scope: "read-only" | "full"): { ok: boolean; errors: string[] } {
+  const verdict = checkConfig(body, { env, resolve: scope === "full" });
+  if (verdict.refused) throw new GatewayError("invalid_request", verdict.errors.join("; "));
+  return { ok: verdict.ok, errors: verdict.errors };
 }
 
 export const configController = (deps: AdminDeps) =>
   jsonController("admin.config")
     .get("/config", () => effectiveConfigView(deps.holder.current), { response: { 200: EffectiveConfigView } })
-    .post("/config/validate", ({ body }) => validateProposal(body, deps.env), {
+    .post("/config/validate", ({ body, request }) => validateProposal(body, deps.env, scopeOf(request)), {
       body: ConfigBody,
       response: { 200: ConfigValidateView },
     });

@@ -12,3 +12,8 @@ export function rememberPrincipal(request: Request, principal: AdminPrincipal): 
 export function principalOf(request: Request): string {
   return principals.get(request)?.id ?? "anonymous";
 }
+
+/** The scope a request was admitted with; `read-only` when none was recorded (the safe reading). */
+export function scopeOf(request: Request): AdminPrincipal["scope"] {
+  return principals.get(request)?.scope ?? "read-only";
+}

@@ -10,6 +10,7 @@
 // except the boot-scoped members below, which stay as the process booted until a restart (sockets, TLS,
 // the store and the upstream connection pools are built once). The overlay file keeps them for the next
 // boot, and views name them in `reload_to_apply`.
+import { Concealed } from "./interpolate.ts";
 import { loadConfigTree, parseConfigText, type LoadContext, type LoadResult } from "./load.ts";
 import type { ConfigHolder, Snapshot } from "./snapshot.ts";
 
@@ -82,6 +83,8 @@ export interface LifecycleDeps {
   readonly bootBase: ConfigTree;
   /** The overlay read at boot (already part of the boot snapshot). */
   readonly bootOverlay: ConfigTree;
+  /** Values the boot config took from the environment: the base holds them, no error may show them. */
+  readonly bootConcealed?: Concealed;
   /** Re-reads the config file (POST /config/reload); undefined for the embedded default. */
   readonly readFile?: () => { ok: true; text: string } | { ok: false; error: string };
   /** Writes the overlay (PUT /config/settings) beside the overlay file, to be installed at the commit. */
@@ -134,11 +137,14 @@ export class ConfigLifecycle {
   #overlay: ConfigTree;
   /** Boot-scoped values as booted: every later snapshot keeps them. */
   readonly #pinned: ConfigTree;
+  /** Every value a base ever took from the environment (boot, applies, reloads): kept out of all errors. */
+  readonly #concealed = new Concealed();
 
   constructor(deps: LifecycleDeps) {
     this.#deps = deps;
     this.#base = clone(deps.bootBase);
     this.#overlay = clone(deps.bootOverlay);
+    this.#concealed.addAll(deps.bootConcealed);
     const booted = mergeTrees(this.#base, this.#overlay);
     this.#pinned = {};
     for (const path of BOOT_SCOPED) setPath(this.#pinned, path, getPath(booted, path));
@@ -162,8 +168,9 @@ export class ConfigLifecycle {
     return this.#versions.find((r) => r.version === v);
   }
 
-  /** POST /config/apply: a whole new base. */
-  apply(tree: unknown, m: Mutation): Planned {
+  /** POST /config/apply: a whole new base (`concealed`: what its text took from the environment). */
+  apply(tree: unknown, m: Mutation, concealed?: Concealed): Planned {
+    this.#concealed.addAll(concealed);
     if (!isObject(tree)) return { ok: false, code: "invalid_request", message: "config: expected a mapping of config sections" };
     return this.#plan(tree, this.#overlay, m);
   }
@@ -188,6 +195,7 @@ export class ConfigLifecycle {
     if (read) {
       const parsed = parseConfigText(read.text, this.current.source, this.#deps.env);
       if (!parsed.ok) return { ok: false, code: "invalid_request", message: `config file is invalid: ${parsed.errors.join("; ")}`, errors: parsed.errors };
+      this.#concealed.addAll(parsed.concealed);
       if (!isObject(parsed.tree)) return { ok: false, code: "invalid_request", message: "config file: expected a mapping of config sections" };
       base = parsed.tree;
     }
@@ -217,12 +225,12 @@ export class ConfigLifecycle {
   #load(effective: ConfigTree): { ok: true; snapshot: Snapshot } | Refused {
     // Checked as given first, boot-scoped members included: that is what the next boot will load, and a
     // value that would stop it (a bad listen address in the overlay) must be refused now, not then.
-    const asGiven = loadConfigTree(effective, this.current.source, { env: this.#deps.env, version: this.current.version + 1 });
+    const asGiven = loadConfigTree(effective, this.current.source, { env: this.#deps.env, version: this.current.version + 1, concealed: this.#concealed });
     if (!asGiven.ok) return { ok: false, code: "invalid_request", message: `config invalid: ${asGiven.errors.join("; ")}`, errors: asGiven.errors };
     // Boot-scoped members stay as booted: the running sockets, TLS, store and pools are those.
     const live = clone(effective);
     for (const path of BOOT_SCOPED) setPath(live, path, getPath(this.#pinned, path));
-    const loaded = loadConfigTree(live, this.current.source, { env: this.#deps.env, version: this.current.version + 1 });
+    const loaded = loadConfigTree(live, this.current.source, { env: this.#deps.env, version: this.current.version + 1, concealed: this.#concealed });
     if (!loaded.ok) return { ok: false, code: "invalid_request", message: `config invalid: ${loaded.errors.join("; ")}`, errors: loaded.errors };
     return loaded;
   }
@@ -265,9 +273,10 @@ function withoutNulls(tree: ConfigTree): ConfigTree {
 }
 
 /** Boot: the file's tree with the overlay over it, loaded as the first snapshot (version 0). */
-export function loadBoot(text: string, source: string, overlay: ConfigTree, env: LoadContext["env"]): { result: LoadResult; base: ConfigTree } {
+export function loadBoot(text: string, source: string, overlay: ConfigTree, env: LoadContext["env"]): { result: LoadResult; base: ConfigTree; concealed?: Concealed } {
   const parsed = parseConfigText(text, source, env);
   if (!parsed.ok) return { result: parsed, base: {} };
-  if (!isObject(parsed.tree)) return { result: loadConfigTree(parsed.tree, source, { env }), base: {} };
-  return { result: loadConfigTree(mergeTrees(parsed.tree, overlay), source, { env }), base: parsed.tree };
+  const { concealed } = parsed;
+  if (!isObject(parsed.tree)) return { result: loadConfigTree(parsed.tree, source, { env, concealed }), base: {}, concealed };
+  return { result: loadConfigTree(mergeTrees(parsed.tree, overlay), source, { env, concealed }), base: parsed.tree, concealed };
 }

@@ -2,8 +2,8 @@
 // and the admin API (which hands in an object or YAML text).
 import { existsSync, readFileSync } from "node:fs";
 import { resolve as resolvePath } from "node:path";
-import { parseDocument } from "yaml";
-import { interpolate } from "./interpolate.ts";
+import { duplicateKeyLines, parseYamlBounded, toTree } from "./yaml-bounded.ts";
+import { Concealed, expandReferences, hasMark, markReferences, unmark } from "./interpolate.ts";
 import { referenceErrors } from "./references.ts";
 import { resolveConfig } from "./resolve.ts";
 import { GatewayConfig } from "./schema.ts";
@@ -15,38 +15,86 @@ export interface LoadContext {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** config_version the snapshot will carry. */
   readonly version?: number;
+  /** Values taken from the environment (by this text or the trees merged into it): never shown in an error. */
+  readonly concealed?: Concealed;
 }
 
-export type LoadResult = { ok: true; snapshot: Snapshot } | { ok: false; errors: string[] };
+/** `refused`: the text is refused whole (too deep, an alias bomb), as a bad request, not judged as a config. */
+type Failed = { ok: false; errors: string[]; refused?: boolean };
+export type LoadResult = { ok: true; snapshot: Snapshot } | Failed;
+export type ParseResult = { ok: true; tree: unknown; concealed: Concealed } | Failed;
 
-/** Parses YAML (after `${VAR}` interpolation) into a plain tree, or the errors with line numbers. */
-export function parseConfigText(text: string, source: string, env: LoadContext["env"]): { ok: true; tree: unknown } | { ok: false; errors: string[] } {
-  const interpolated = interpolate(text, env, source);
-  const doc = parseDocument(interpolated.text, { prettyErrors: true, uniqueKeys: true });
-  const errors = [
-    ...interpolated.errors,
-    ...doc.errors.map((e) => `${source}:${e.linePos?.[0]?.line ?? "?"}: ${e.message.split("\n")[0]?.replace(/ at line \d+, column \d+:?$/, "")}`),
-  ];
+/**
+ * Parses YAML into a plain tree with `${VAR}` expanded inside its scalars, or the errors with line
+ * numbers. `resolve: false` leaves every `${VAR}` unexpanded (a dry run that reads no environment).
+ */
+export function parseConfigText(text: string, source: string, env: LoadContext["env"], options: { resolve?: boolean } = {}): ParseResult {
+  const marked = markReferences(text, source);
+  const parsed = parseYamlBounded(marked.text);
+  if ("refused" in parsed) return { ok: false, errors: [`${source}: ${parsed.refused}`], refused: true };
+  const { doc, lines } = parsed;
+  const expanded = options.resolve === false ? { concealed: new Concealed(), errors: [] } : expandReferences(doc, marked, env, lines, source);
+  const syntax = doc.errors.map((e) => `${source}:${lines.linePos(e.pos[0]).line}: ${unmark(e.message.split("\n")[0] ?? "", marked.references).replace(/ at line \d+, column \d+:?$/, "")}`);
+  const duplicates = duplicateKeyLines(doc, lines).map((line) => `${source}:${line}: Map keys must be unique`);
+  const errors = [...marked.errors, ...expanded.errors, ...syntax, ...duplicates];
   if (errors.length > 0) return { ok: false, errors };
-  const tree = doc.toJS({ maxAliasCount: 100 }) ?? {};
-  return { ok: true, tree };
+  const built = toTree(doc);
+  if ("refused" in built) return { ok: false, errors: [`${source}: ${built.refused}`], refused: true };
+  return { ok: true, tree: built.tree, concealed: expanded.concealed };
+}
+
+const notMapping = (tree: unknown) =>
+  typeof tree !== "object" || tree === null || Array.isArray(tree) ? [`(root): expected a mapping of config sections, got ${Array.isArray(tree) ? "a list" : typeof tree}`] : undefined;
+
+/** Schema and reference errors together, none quoting a value from the environment or a secret position. */
+function treeErrors(tree: object, concealed: Concealed): string[] {
+  const conceal = (text: string) => concealed.variableIn(text);
+  return [...schemaErrors(GatewayConfig, tree, { conceal }), ...referenceErrors(tree, conceal)].map((e) => concealed.scrub(e));
 }
 
 /** Validates a tree and resolves it. Schema and reference errors are reported together. */
 export function loadConfigTree(tree: unknown, source: string, ctx: LoadContext): LoadResult {
-  if (typeof tree !== "object" || tree === null || Array.isArray(tree)) {
-    return { ok: false, errors: [`(root): expected a mapping of config sections, got ${Array.isArray(tree) ? "a list" : typeof tree}`] };
-  }
-  const errors = [...schemaErrors(GatewayConfig, tree), ...referenceErrors(tree)];
+  const shape = notMapping(tree);
+  if (shape) return { ok: false, errors: shape };
+  const concealed = ctx.concealed ?? new Concealed();
+  const errors = treeErrors(tree as object, concealed);
   if (errors.length > 0) return { ok: false, errors };
   const resolved = resolveConfig(tree as GatewayConfig, { env: ctx.env, version: ctx.version ?? 0, source });
-  if (!resolved.ok) return resolved;
+  if (!resolved.ok) return { ok: false, errors: resolved.errors.map((e) => concealed.scrub(e)) };
   return { ok: true, snapshot: freezeSnapshot(resolved.snapshot) };
 }
 
 export function loadConfigText(text: string, source: string, ctx: LoadContext): LoadResult {
   const parsed = parseConfigText(text, source, ctx.env);
-  return parsed.ok ? loadConfigTree(parsed.tree, source, ctx) : parsed;
+  if (!parsed.ok) return parsed;
+  const concealed = new Concealed();
+  concealed.addAll(ctx.concealed);
+  concealed.addAll(parsed.concealed);
+  return loadConfigTree(parsed.tree, source, { ...ctx, concealed });
+}
+
+export type Verdict = { ok: boolean; errors: string[]; refused?: boolean };
+
+/**
+ * A dry run (POST /config/validate). `resolve: true` checks as boot would, reading the environment and
+ * the files the config names. `resolve: false` reads neither, for a principal who may not learn what
+ * they hold: `${VAR}` and secret references are checked for shape only, and a member holding a `${VAR}`
+ * is not judged, so the verdict depends on the text alone.
+ */
+export function checkConfig(input: { yaml: string } | { config: unknown }, ctx: LoadContext & { resolve: boolean }): Verdict {
+  const source = "yaml" in input ? "yaml" : "config";
+  if (ctx.resolve) {
+    const result = "yaml" in input ? loadConfigText(input.yaml, source, ctx) : loadConfigTree(input.config, source, ctx);
+    return result.ok ? { ok: true, errors: [] } : result;
+  }
+  let tree = "config" in input ? input.config : undefined;
+  if ("yaml" in input) {
+    const parsed = parseConfigText(input.yaml, source, ctx.env, { resolve: false });
+    if (!parsed.ok) return parsed;
+    tree = parsed.tree;
+  }
+  const errors = notMapping(tree) ?? treeErrors(tree as object, new Concealed()).filter((e) => !hasMark(e));
+  return { ok: errors.length === 0, errors };
 }
 
 export interface ConfigSource {

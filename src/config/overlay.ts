@@ -6,9 +6,10 @@
 import { existsSync, readFileSync, renameSync } from "node:fs";
 import { readFile, rename, unlink, writeFile } from "node:fs/promises";
 import { resolve as resolvePath } from "node:path";
-import { parseDocument, stringify } from "yaml";
+import { stringify } from "yaml";
 import type { ConfigTree, StagedFile } from "./lifecycle.ts";
 import { parseConfigText, type LoadContext } from "./load.ts";
+import { duplicateKeyLines, parseYamlBounded, toTree } from "./yaml-bounded.ts";
 
 export interface OverlaySettings {
   readonly path: string;
@@ -32,9 +33,16 @@ export function readOverlay(settings: OverlaySettings): { ok: true; overlay: Con
   } catch (error) {
     return { ok: false, error: `cannot read config overlay ${settings.path} (${(error as NodeJS.ErrnoException).code ?? "error"})` };
   }
-  const doc = parseDocument(text, { uniqueKeys: true });
-  if (doc.errors.length > 0) return { ok: false, error: `config overlay ${settings.path} is not valid YAML: ${doc.errors[0]!.message.split("\n")[0]}` };
-  const tree = doc.toJS() ?? {};
+  const invalid = (why: string) => ({ ok: false as const, error: `config overlay ${settings.path} is not valid YAML: ${why}` });
+  const parsed = parseYamlBounded(text, Infinity);
+  if ("refused" in parsed) return invalid(parsed.refused);
+  const { doc, lines } = parsed;
+  if (doc.errors.length > 0) return invalid(doc.errors[0]!.message.split("\n")[0]!);
+  const duplicate = duplicateKeyLines(doc, lines)[0];
+  if (duplicate !== undefined) return invalid(`line ${duplicate}: Map keys must be unique`);
+  const built = toTree(doc);
+  if ("refused" in built) return invalid(built.refused);
+  const tree = built.tree;
   if (typeof tree !== "object" || Array.isArray(tree)) return { ok: false, error: `config overlay ${settings.path}: expected a mapping of config sections` };
   return { ok: true, overlay: tree as ConfigTree };
 }

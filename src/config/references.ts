@@ -2,12 +2,12 @@
 // It runs even when the schema check failed, so one pass reports every error; hence the defensive reads.
 import { ADMIN_AUTH_MODULES, IDENTITY_MODULES, INGRESS_AUTH_MODULES, pluginName } from "../auth/modules.ts";
 import { HOOK_TERMINALS, NAME_PATTERN } from "./schema.ts";
+import type { Conceal } from "./schema-errors.ts";
 
 type Bag = Record<string, unknown>;
 const bag = (value: unknown): Bag => (typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Bag) : {});
 const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
 const str = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined);
-const quote = (value: string) => JSON.stringify(value);
 
 const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]", "::1"]);
 export function isLoopback(address: string): boolean {
@@ -22,8 +22,14 @@ const EXPORTER_REQUIRED: Record<string, string | undefined> = { file: "path", we
 const OIDC_SETTINGS = new Set(["issuer", "audience", "role_claim", "jwks_url", "ca_cert_pem"]);
 const FORGE_SETTINGS = new Set(["client_id", "scopes", "api_base", "authorize_base", "token_base", "fetch_orgs", "ca_cert_pem"]);
 
-export function referenceErrors(root: unknown): string[] {
+export function referenceErrors(root: unknown, conceal?: Conceal): string[] {
   const errors: string[] = [];
+  // A name from the environment is named by its variable, never quoted.
+  const shown = (value: string, as: (v: string) => string = (v) => v) => {
+    const variable = conceal?.(value);
+    return variable === undefined ? as(value) : `\${${variable}}`;
+  };
+  const quote = (value: string) => shown(value, JSON.stringify);
   const cfg = bag(root);
   const providers = bag(cfg.providers);
   const models = bag(cfg.models);
@@ -181,7 +187,7 @@ export function referenceErrors(root: unknown): string[] {
 
   const adminListen = str(cfg.admin_listen) ?? "127.0.0.1:8081";
   if (!isLoopback(adminListen) && adminChain.size === 0) {
-    errors.push(`admin_listen: ${adminListen} is not loopback, and an open admin plane there would give anyone full authority; set auth.admin_auth`);
+    errors.push(`admin_listen: ${shown(adminListen)} is not loopback, and an open admin plane there would give anyone full authority; set auth.admin_auth`);
   }
   if (cfg.admin_require_mtls === true && !str(bag(cfg.admin_tls).client_ca_file)) {
     errors.push(`admin_require_mtls: needs admin_tls.client_ca_file`);

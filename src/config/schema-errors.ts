@@ -15,28 +15,41 @@ export function formatPath(pointer: string): string {
   return out;
 }
 
-function describe(value: unknown): string {
+/** Says which variable a text came from when it holds a value from the environment (never shown). */
+export type Conceal = (text: string) => string | undefined;
+
+/**
+ * The value an error was about. A secret position (`x-secret`) or a value from the environment is named
+ * by its kind or its variable, never quoted: a literal secret where a reference belongs is refused
+ * without being repeated into a response, the boot log or `--check`.
+ */
+function describe(value: unknown, schema: TSchema, conceal: Conceal | undefined): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
-  if (typeof value === "string") return JSON.stringify(value.length > 60 ? `${value.slice(0, 57)}...` : value);
   if (typeof value === "object") return "an object";
+  if (value === undefined) return "nothing";
+  if (schema["x-secret"]) return `a ${typeof value} (not shown: a secret position)`;
+  const variable = conceal?.(String(value));
+  if (variable !== undefined) return `the value of \${${variable}} (not shown)`;
+  if (typeof value === "string") return JSON.stringify(value.length > 60 ? `${value.slice(0, 57)}...` : value);
   return String(value);
 }
 
-function message(error: ValueError): string {
+function message(error: ValueError, conceal: Conceal | undefined): string {
   const schema = error.schema as TSchema & { description?: string };
+  const shown = (value: unknown) => describe(value, schema, conceal);
   switch (error.type) {
     case ValueErrorType.ObjectAdditionalProperties:
       return schema["x-key"] ? `invalid name: expected ${schema["x-key"]}` : "unknown member";
     case ValueErrorType.ObjectRequiredProperty:
       return "required member missing";
     case ValueErrorType.Union:
-      return `expected ${schema.description ?? "one of the allowed forms"}, got ${describe(error.value)}`;
+      return `expected ${schema.description ?? "one of the allowed forms"}, got ${shown(error.value)}`;
     case ValueErrorType.StringPattern:
-      return `expected ${schema["x-expected"] ?? `a string matching ${schema.pattern}`}, got ${describe(error.value)}`;
+      return `expected ${schema["x-expected"] ?? `a string matching ${schema.pattern}`}, got ${shown(error.value)}`;
     default: {
       const base = error.message.charAt(0).toLowerCase() + error.message.slice(1);
-      return error.value === undefined ? base : `${base}, got ${describe(error.value)}`;
+      return error.value === undefined ? base : `${base}, got ${shown(error.value)}`;
     }
   }
 }
@@ -60,12 +73,12 @@ function closestVariant(error: ValueError): ValueError[] | undefined {
 
 export type PathStyle = "dotted" | "pointer";
 
-function collect(errors: Iterable<ValueError>, prefix: string, seen: Set<string>, out: string[], style: PathStyle): void {
+function collect(errors: Iterable<ValueError>, prefix: string, seen: Set<string>, out: string[], style: PathStyle, conceal: Conceal | undefined): void {
   for (const error of errors) {
     if (error.type === ValueErrorType.Union) {
       const closest = closestVariant(error);
       if (closest) {
-        collect(closest, prefix, seen, out, style);
+        collect(closest, prefix, seen, out, style, conceal);
         continue;
       }
     }
@@ -73,7 +86,7 @@ function collect(errors: Iterable<ValueError>, prefix: string, seen: Set<string>
     const path = style === "dotted" ? formatPath(pointer) : pointer === "" ? "/" : pointer;
     if (seen.has(path)) continue;
     seen.add(path);
-    out.push(`${path}: ${message(error)}`);
+    out.push(`${path}: ${message(error, conceal)}`);
   }
 }
 
@@ -81,10 +94,10 @@ function collect(errors: Iterable<ValueError>, prefix: string, seen: Set<string>
  * Every error, at most one per path (TypeBox reports a missing member twice: required, then type).
  * Config errors use dotted paths (`pools.chat.members[1]`); request bodies use JSON pointers (`/members/1`).
  */
-export function schemaErrors(schema: TSchema, value: unknown, options: { prefix?: string; style?: PathStyle } = {}): string[] {
+export function schemaErrors(schema: TSchema, value: unknown, options: { prefix?: string; style?: PathStyle; conceal?: Conceal } = {}): string[] {
   const out: string[] = [];
   // Interpreted, not compiled: this runs on boot and admin paths, where compiling the whole config
   // schema would cost more (about 10 ms at startup) than it saves.
-  collect(Errors(schema, value), options.prefix ?? "", new Set(), out, options.style ?? "dotted");
+  collect(Errors(schema, value), options.prefix ?? "", new Set(), out, options.style ?? "dotted", options.conceal);
   return out;
 }

@@ -29,7 +29,8 @@ export const SecretRef = Type.Union(
     Strict({ env: Type.String({ minLength: 1, description: "environment variable holding the secret" }) }),
     Strict({ file: Type.String({ minLength: 1, description: "file holding the secret (trailing newline trimmed)" }) }),
   ],
-  { description: "a secret reference {env: NAME} or {file: PATH}" },
+  // x-secret: an error about this member never quotes its value (schema-errors.ts).
+  { description: "a secret reference {env: NAME} or {file: PATH}", "x-secret": true },
 );
 export type SecretRef = Static<typeof SecretRef>;
 
@@ -72,9 +73,9 @@ const HealthCfg = Strict({
 const ProviderCfg = Strict({
   protocol: Enum(PROTOCOLS),
   base_url: Type.Optional(Url("upstream base URL (vendor convention); defaults to the vendor's public endpoint")),
-  api_key: Type.Optional(Type.Union([SecretRef, Type.String()], { description: "a secret reference or a string (typically ${VAR})" })),
-  headers: Type.Optional(Type.Record(Type.String({ pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$" }), Type.String(), { description: "extra static headers sent upstream" })),
-  query: Type.Optional(Type.Record(Type.String({ minLength: 1 }), Type.String(), { description: "extra query parameters sent upstream" })),
+  api_key: Type.Optional(Type.Union([SecretRef, Type.String()], { description: "a secret reference or a string (typically ${VAR})", "x-secret": true })),
+  headers: Type.Optional(Type.Record(Type.String({ pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$" }), Type.String({ "x-secret": true }), { description: "extra static headers sent upstream" })),
+  query: Type.Optional(Type.Record(Type.String({ minLength: 1 }), Type.String({ "x-secret": true }), { description: "extra query parameters sent upstream" })),
   health: Type.Optional(HealthCfg),
   region: Type.Optional(Type.String({ pattern: "^[a-z0-9-]+$", description: "AWS region (bedrock)" })),
   aws_access_key_id: Type.Optional(SecretRef),

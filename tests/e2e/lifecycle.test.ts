@@ -72,7 +72,7 @@ auth: {admin_auth: [admin-tokens], admin_tokens: [{token: plaintext-is-not-allow
         'listen: expected an address host:port (IPv6 as [::1]:port), got "nowhere"',
         'providers.p.protocol: expected one of openai | anthropic | gemini | bedrock | cohere | responses | mock, got "carrier-pigeon"',
         'pools.chat.on_exhausted: expected reject | status_503 | least_bad | fallback_pool:<pool>, got "panic"',
-        'auth.admin_tokens[0].token: expected a secret reference {env: NAME} or {file: PATH}, got "plaintext-is-not-allowed"',
+        "auth.admin_tokens[0].token: expected a secret reference {env: NAME} or {file: PATH}, got a string (not shown: a secret position)",
         'models.m.provider: unknown provider "ghost"',
         'pools.chat.members[0].model: unknown model "missing"',
       ].toSorted(),

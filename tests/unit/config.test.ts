@@ -3,8 +3,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { embeddedDefaultText } from "../../src/config/default.ts";
-import { interpolate } from "../../src/config/interpolate.ts";
-import { loadConfigText, loadConfigTree, locateConfig, type LoadResult } from "../../src/config/load.ts";
+import { checkConfig, loadConfigText, loadConfigTree, locateConfig, parseConfigText, type LoadResult } from "../../src/config/load.ts";
+import { readOverlay } from "../../src/config/overlay.ts";
 import { ConfigHolder, poolFor } from "../../src/config/snapshot.ts";
 import { makeTlsDir } from "../support/tls.ts";
 
@@ -25,24 +25,86 @@ pools:
 `;
 
 describe("interpolation", () => {
+  const parse = (text: string, env: Record<string, string> = {}, source = "f") => parseConfigText(text, source, env);
+  const treeOf = (text: string, env: Record<string, string> = {}) => {
+    const result = parse(text, env);
+    if (!result.ok) throw new Error(result.errors.join("\n"));
+    return result.tree;
+  };
+
   test("substitutes set variables, defaults, and the literal escape", () => {
-    const result = interpolate("a: ${A}\nb: ${B:-fallback}\nc: $${A}\n", { A: "one" }, "f");
-    expect(result.errors).toEqual([]);
-    expect(result.text).toBe("a: one\nb: fallback\nc: ${A}\n");
+    expect(treeOf("a: ${A}\nb: ${B:-fallback}\nc: $${A}\n", { A: "one" })).toEqual({ a: "one", b: "fallback", c: "${A}" });
   });
 
   test("an unset variable is an error naming it and its line", () => {
-    const result = interpolate("x: 1\nkey: ${NOT_SET_ANYWHERE}\n", {}, "gw.yaml");
-    expect(result.errors).toEqual(["gw.yaml:2: environment variable NOT_SET_ANYWHERE is not set (referenced as ${NOT_SET_ANYWHERE})"]);
+    expect(parse("x: 1\nkey: ${NOT_SET_ANYWHERE}\n", {}, "gw.yaml")).toEqual({ ok: false, errors: ["gw.yaml:2: environment variable NOT_SET_ANYWHERE is not set (referenced as ${NOT_SET_ANYWHERE})"] });
   });
 
-  test("whole-line comments are not interpolated", () => {
-    expect(interpolate("# key: ${NOT_SET}\nx: 1", {}, "f").errors).toEqual([]);
+  test("comments are not interpolated", () => {
+    expect(parse("# key: ${NOT_SET}\nx: 1 # ${NOT_SET_EITHER}", {}).ok).toBe(true);
   });
 
-  test("a variable may stand for a number", () => {
+  test("a variable may stand for a number, a flag, part of a string, or a key; never for structure", () => {
     const snapshot = okSnapshot(load("listen: 127.0.0.1:${PORT}\n", { PORT: "9123" }));
     expect(snapshot.listeners.data.port).toBe(9123);
+    const env = { N: "42", F: "true", K: "alpha", S: "a: [1, 2]", Q: 'x"y\\z' };
+    expect(treeOf('n: ${N}\nf: ${F}\nq: "${N}"\n${K}: 1\ns: ${S}\nflow: {v: ${Q}}\nu: "${Q}"\n', env)).toEqual({ n: 42, f: true, q: "42", alpha: 1, s: "a: [1, 2]", flow: { v: 'x"y\\z' }, u: 'x"y\\z' });
+  });
+
+  test("a value from the environment is never quoted in an error, wherever it lands", () => {
+    const env = { TOKEN: "sekrit-value-0123456789", LONG: `long-${"z".repeat(80)}` };
+    const cases = ['listen: "${TOKEN}"', "listen: x${TOKEN}y", "models: {m: {provider: ${TOKEN}}}", "pools: {${TOKEN}/x: {members: [{model: ${TOKEN}}]}}", "routing: {on_exhausted: fallback_pool:${TOKEN}}", 'listen: "${LONG}"', "admin_listen: 10.0.0.1:${TOKEN}"];
+    for (const text of cases) {
+      const errors = errorsOf(load(`${text}\n`, env));
+      expect(errors.length).toBeGreaterThan(0);
+      for (const error of errors) {
+        expect(error).not.toContain("sekrit");
+        expect(error).not.toContain("zzzzzzzz");
+      }
+    }
+    expect(errorsOf(load('listen: "${TOKEN}"\n', env))).toEqual(["listen: expected an address host:port (IPv6 as [::1]:port), got the value of ${TOKEN} (not shown)"]);
+  });
+});
+
+describe("dry run without the environment (read-only validate)", () => {
+  const dry = (yaml: string) => checkConfig({ yaml }, { env: { SET: "sekrit-value-0123456789" }, resolve: false });
+  test("the verdict does not depend on whether a variable is set, nor on a file", () => {
+    expect(dry('listen: "${SET}"\n')).toEqual(dry('listen: "${UNSET_X}"\n'));
+    expect(dry('listen: "${SET}"\n').ok).toBe(true);
+    expect(dry("auth: {signing_key: {file: /nonexistent}}\n")).toEqual({ ok: true, errors: [] });
+    expect(dry("auth: {signing_key: {file: /etc/passwd}}\n")).toEqual({ ok: true, errors: [] });
+  });
+  test("other errors are still reported, and a malformed reference is one", () => {
+    expect(dry("listen: ${SET}\nmodels: {m: {provider: ghost}}\n").errors).toEqual(['models.m.provider: unknown provider "ghost"']);
+    expect(dry("listen: ${1BAD}\n").errors).toEqual(['yaml:1: malformed variable reference "${1BAD}"']);
+  });
+});
+
+describe("YAML bounds", () => {
+  test("deep nesting and an alias bomb are refused whole, quickly", () => {
+    const bomb = "a: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\n";
+    for (const text of [`a: ${"[".repeat(100_000)}`, `a:\n  ${"- ".repeat(100_000)}x\n`, `a: ${"{a: ".repeat(50_000)}`, bomb]) {
+      const started = performance.now();
+      const result = parseConfigText(text, "t", {});
+      expect(performance.now() - started).toBeLessThan(200);
+      expect(result).toMatchObject({ ok: false, refused: true });
+    }
+  });
+  test("a text over 1 MiB is refused unread; duplicate keys are found in one pass, after ${VAR} expansion", () => {
+    expect(parseConfigText(`a: 1\n${"#".repeat(1024 * 1024)}`, "t", {})).toMatchObject({ ok: false, refused: true });
+    expect(parseConfigText("a: 1\nb: {x: 1, x: 2}\na: 3\n${A}: 1\n${B}: 2\n", "t", { A: "same", B: "same" })).toEqual({
+      ok: false,
+      errors: ["t:2: Map keys must be unique", "t:3: Map keys must be unique", "t:5: Map keys must be unique"],
+    });
+    const manyKeys = `hooks: {h: {kind: gate, settings: {${Array.from({ length: 40_000 }, (_, i) => `k${i}: 1`).join(", ")}}}}\n`;
+    const started = performance.now();
+    expect(parseConfigText(manyKeys, "t", {}).ok).toBe(true);
+    expect(performance.now() - started).toBeLessThan(2000); // quadratic key checks took over 4 s here
+  });
+
+  test("a config as deep as the bound is read", () => {
+    const deep = `hooks:\n  h:\n    kind: gate\n    settings: {x: ${"[".repeat(58)}${"]".repeat(58)}}\n`;
+    expect(parseConfigText(deep, "t", {}).ok).toBe(true);
   });
 });
 
@@ -122,7 +184,7 @@ groups:
     expect(errors.toSorted()).toEqual([
       'listen: expected an address host:port (IPv6 as [::1]:port), got "not-an-address"',
       "bogus_section: unknown member",
-      "providers.p.api_key: expected a secret reference or a string (typically ${VAR}), got 42",
+      "providers.p.api_key: expected a secret reference or a string (typically ${VAR}), got a number (not shown: a secret position)",
       "pools.chat.members[1].weight: expected number to be greater than 0, got 0",
       'groups.g.limits[0].window: expected one of minute | hour | day | month | total, got "week"',
       'models.m.provider: unknown provider "nope"',
@@ -149,9 +211,9 @@ groups:
 });
 
 describe("secret references", () => {
-  test("a plaintext literal where a secret reference is required is an error", () => {
+  test("a plaintext literal where a secret reference is required is an error that does not repeat it", () => {
     expect(errorsOf(load("auth:\n  signing_key: hunter2hunter2\n"))).toEqual([
-      'auth.signing_key: expected a secret reference {env: NAME} or {file: PATH}, got "hunter2hunter2"',
+      "auth.signing_key: expected a secret reference {env: NAME} or {file: PATH}, got a string (not shown: a secret position)",
     ]);
   });
 
@@ -306,5 +368,20 @@ pools:
   "has space*": {members: [{model: mock-1}]}
 `);
     expect(bad.ok).toBe(false);
+  });
+});
+
+describe("the overlay file", () => {
+  const overlayOf = (text: string) => {
+    const dir = mkdtempSync(join(tmpdir(), "gw-overlay-"));
+    const path = join(dir, "gateway.overlay.yaml");
+    writeFileSync(path, text);
+    return readOverlay({ path, locked: false });
+  };
+  test("read with the same parser as the config, duplicate keys and bad YAML named", () => {
+    expect(overlayOf("security: {max_body_bytes: 4096}\n")).toEqual({ ok: true, overlay: { security: { max_body_bytes: 4096 } } });
+    expect(overlayOf("security: {}\nsecurity: {}\n")).toMatchObject({ ok: false, error: expect.stringContaining("line 2: Map keys must be unique") });
+    expect(overlayOf("security: [\n")).toMatchObject({ ok: false, error: expect.stringContaining("is not valid YAML") });
+    expect(overlayOf(`a: ${"[".repeat(1000)}`)).toMatchObject({ ok: false, error: expect.stringContaining("nests deeper than 64") });
   });
 });
