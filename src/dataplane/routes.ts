@@ -66,6 +66,31 @@ export function ingressFor(request: Request): ProtocolAdapter | undefined {
   return request.method === "POST" && segments >= 1 && segments <= 2 ? adapterFor("openai") : undefined;
 }
 
+/** Methods other than POST each path answers (the Responses WebSocket probe below). */
+const OTHER_METHODS: Readonly<Record<string, string>> = { "/v1/responses": "GET" };
+
+/**
+ * A request to a protocol path with a method the path does not take: 405 with Allow, in that protocol's
+ * own error shape (the generic envelope made each vendor's SDK raise the wrong error). Undefined for a
+ * method the path takes, and for any other path.
+ */
+export function wrongMethod(request: Request, pathname: string): Response | undefined {
+  if (request.method === "POST") return undefined;
+  for (const { route, pattern } of MATCHERS) {
+    if (!pattern.test(pathname)) continue;
+    const other = OTHER_METHODS[route.path];
+    if (other === request.method) return undefined;
+    const allow = other ? `${other}, POST` : "POST";
+    const refused = adapterFor(route.protocol)?.encodeError(irError("invalid_request", `${request.method} is not allowed on ${pathname}; allowed: ${allow}`, { status: 405 }));
+    if (!refused) return undefined;
+    const headers = new Headers(refused.headers);
+    headers.set("allow", allow);
+    // Some shapes fix the status by kind (Bedrock's ValidationException is always 400).
+    return new Response(refused.body, { status: 405, headers });
+  }
+  return undefined;
+}
+
 type Handler = (request: Request, params: Params) => Promise<Response>;
 
 function handlerFor(deps: PipelineDeps, route: IngressRoute, adapter: ProtocolAdapter): Handler {
