@@ -10,7 +10,7 @@ import { modelsRoutes } from "./models.ts";
 import type { PipelineDeps } from "./pipeline.ts";
 import { irError } from "../ir/index.ts";
 import { closeConnection, defaultTooLarge, tooLargeMessage } from "../http/serve.ts";
-import { ingressFor, protocolHandlers, protocolRoutes, wrongMethod } from "./routes.ts";
+import { ingressFor, methodNotAllowed, protocolHandlers, protocolRoutes } from "./routes.ts";
 
 export interface DataPlaneDeps extends PipelineDeps {
   readonly holder: ConfigHolder;
@@ -37,7 +37,9 @@ export function dataTooLarge(limit: number, request: Request): Response {
 /** The data listener's handlers: the hot protocol paths for Bun's native router, the app for the rest. */
 export function dataHandlers(deps: DataPlaneDeps) {
   const app = buildDataApp(deps);
-  // POSTs to protocol paths never get here (Bun's router takes them); other methods there are 405s in the path's protocol.
-  const fetch = (request: Request) => (request.method === "POST" ? app.fetch(request) : (wrongMethod(request, new URL(request.url).pathname) ?? app.fetch(request)));
+  const fetch = async (request: Request) => {
+    const answer = await app.fetch(request);
+    return answer.status === 405 ? methodNotAllowed(request, answer) : answer;
+  };
   return { fetch, routes: protocolHandlers(deps), tooLarge: dataTooLarge };
 }

@@ -231,7 +231,9 @@ describe("class 16: methods and Host headers", () => {
       ["anthropic", "GET", "/v1/messages", "POST"],
       ["openai", "PUT", "/v1/chat/completions", "POST"],
       ["openai", "DELETE", "/chat/completions", "POST"],
-      ["responses", "PUT", "/v1/responses", "GET, POST"],
+      ["responses", "PUT", "/v1/responses", "GET, HEAD, POST"],
+      ["openai", "GET", "/gem/gemini-2.0-flash", "POST"], // a direct route
+      ["openai", "PATCH", "/mock-1", "POST"],
       ["cohere", "GET", "/v2/chat", "POST"],
       ["gemini", "GET", "/v1beta/models/default:generateContent", "POST"],
       ["bedrock", "GET", "/model/default/converse", "POST"],
@@ -241,6 +243,10 @@ describe("class 16: methods and Host headers", () => {
       expect({ path, method, status: response.status, allow: response.headers.get("allow") }).toEqual({ path, method, status: 405, allow });
       expect(nativeMessage(protocol, response, await response.json())).toContain(method);
     }
+    // Operational routes keep the gateway's own envelope.
+    const health = await fetch(`${gw.data}/healthz`, { method: "PUT" });
+    expect(health.status).toBe(405);
+    expect(((await health.json()) as any).error.code).toBeString();
   });
 
   test("short, odd and absent Host headers reach the right routes", async () => {
