@@ -96,6 +96,9 @@ function raw(request: string, options: { port?: number; timeoutMs?: number } = {
   });
 }
 const statusOf = (answer: string) => Number(answer.slice(9, 12));
+/** A raw JSON POST (fetch would resolve `..` and encode what a hostile client sends as it is). */
+const rawPost = (path: string, body: string, host = "127.0.0.1") =>
+  raw(`POST ${path} HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
 
 describe("class 3: caller text never steers the upstream URL", () => {
   const BAD = ["..%2F..%2F__reset%3F", "%2E%2E%2Fx", "..%2F", "a..b", "a%2Fb", "a%5Cb", "a%3Fb", "a%23b", "a%00b", "a%0Ab", "a%20b", "%252E%252E%252F", "..%252F__reset", ".hidden", "x".repeat(300)];
@@ -105,13 +108,17 @@ describe("class 3: caller text never steers the upstream URL", () => {
     const body = JSON.stringify({ messages: [{ role: "user", content: "hi" }] });
     for (const provider of ["gem", "brk", "oai", "ant"]) {
       for (const model of BAD) {
-        const answer = await raw(`POST /${provider}/${model} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
+        const answer = await rawPost(`/${provider}/${model}`, body);
         expect({ provider, model, status: statusOf(answer) }).toEqual({ provider, model, status: 400 });
         expect(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4)).error).toMatchObject({ type: "invalid_request_error", param: "model" });
       }
     }
+    // The one-segment direct route (a model alias) judges its name the same way; an unknown good name stays a 404.
+    for (const model of ["..%2F..%2F__reset%3F", "a%3Fb", "a%00b"]) expect(statusOf(await rawPost(`/${model}`, body))).toBe(400);
+    expect(statusOf(await rawPost("/no-such-alias", body))).toBe(404);
+    expect(statusOf(await rawPost("/no-such-provider/gpt-4o", body))).toBe(404);
     // A dot segment is resolved by the HTTP server itself (`/gem/..` is `/`): no route, no model.
-    for (const dots of ["..", "%2E%2E", ".%2e"]) expect(statusOf(await raw(`POST /gem/${dots} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`))).toBe(404);
+    for (const dots of ["..", "%2E%2E", ".%2e"]) expect(statusOf(await rawPost(`/gem/${dots}`, "{}"))).toBe(404);
     expect(upstreamPaths()).toEqual([]);
   });
 
@@ -257,7 +264,7 @@ describe("class 16: methods and Host headers", () => {
       }
       // A model request through the app router (direct route) and a 404 that stays a 404.
       const body = JSON.stringify(CALLS.openai.body("mock-1"));
-      const direct = await raw(`POST /mock-1 HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
+      const direct = await rawPost("/mock-1", body, host);
       expect({ host, status: statusOf(direct) }).toEqual({ host, status: 200 });
       expect(statusOf(await raw(`GET /nope/nope/nope HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`))).toBe(404);
     }
