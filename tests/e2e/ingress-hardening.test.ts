@@ -4,7 +4,9 @@
 // record every path they receive, so "nothing was sent upstream" is checked, not assumed.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { connect } from "node:net";
+import { connect as tlsConnect } from "node:tls";
 import { LISTEN_ANY, startGateway, type RunningGateway } from "../support/gateway.ts";
+import { makeTlsDir } from "../support/tls.ts";
 import { ANTHROPIC_DEFAULT_KEY, startAnthropicUpstream } from "../support/upstreams/anthropic.ts";
 import { startBedrockUpstream } from "../support/upstreams/bedrock.ts";
 import { GEMINI_DEFAULT_KEY, startGeminiUpstream } from "../support/upstreams/gemini.ts";
@@ -85,9 +87,10 @@ const post = (path: string, body: unknown, init: RequestInit = {}) =>
   fetch(`${gw.data}${path}`, { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer k" }, body: typeof body === "string" ? body : JSON.stringify(body), ...init });
 
 /** A raw HTTP exchange over one socket: sends `request` as it is, resolves with everything read until the server closes. */
-function raw(request: string, options: { port?: number; timeoutMs?: number } = {}): Promise<string> {
+function raw(request: string, options: { port?: number; timeoutMs?: number; tls?: boolean } = {}): Promise<string> {
   return new Promise((resolve) => {
-    const socket = connect(options.port ?? port, "127.0.0.1", () => socket.write(request));
+    const send = () => socket.write(request);
+    const socket = options.tls ? tlsConnect({ port: options.port ?? port, host: "127.0.0.1", rejectUnauthorized: false }, send) : connect(options.port ?? port, "127.0.0.1", send);
     let got = "";
     socket.on("data", (chunk) => (got += chunk.toString("latin1")));
     const timer = setTimeout(() => socket.destroy(), options.timeoutMs ?? 5000);
@@ -270,6 +273,19 @@ describe("class 16: methods and Host headers", () => {
     }
     const noHost = await raw("GET /healthz HTTP/1.0\r\n\r\n");
     expect(statusOf(noHost)).toBe(200);
+  });
+
+  test("over TLS too (https:// leaves one character less before the path)", async () => {
+    const dir = makeTlsDir();
+    const tls = await startGateway(`${LISTEN_ANY}tls: {cert_file: ${dir}/cert.pem, key_file: ${dir}/key.pem}\nproviders: {local: {protocol: mock}}\nmodels: {mock-1: {provider: local}}\n`, { scheme: "https" });
+    try {
+      for (const host of ["a", "gw", "abc", "[::1]"]) {
+        const answer = await raw(`GET /healthz HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`, { port: Number(new URL(tls.data).port), tls: true });
+        expect({ host, status: statusOf(answer) }).toEqual({ host, status: 200 });
+      }
+    } finally {
+      await tls.stop();
+    }
   });
 });
 
