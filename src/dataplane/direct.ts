@@ -2,8 +2,10 @@
 // POST /{provider}/{model}: any model name at a configured provider; POST /{model}: a model alias.
 import type { Snapshot } from "../config/snapshot.ts";
 import { controller } from "../http/elysia.ts";
+import { irError } from "../ir/index.ts";
 import { adapterFor } from "../protocols/registry.ts";
 import type { Lane } from "../routing/lane.ts";
+import { modelNameProblem } from "./model-name.ts";
 import { handleModelRequest, type PipelineDeps } from "./pipeline.ts";
 
 function adHocLane(snapshot: Snapshot, providerName: string, model: string): Lane | undefined {
@@ -20,9 +22,12 @@ export function directRoutes(deps: PipelineDeps) {
   const openai = adapterFor("openai")!;
   return controller("dataplane.direct")
     // The router needs one name for the first segment of both: `target` is a provider or a model alias.
-    .post("/:target/:model", ({ request, params }) =>
-      handleModelRequest(deps, openai, request, { context: { pathModel: `${params.target}/${params.model}` }, lane: (snapshot) => adHocLane(snapshot, params.target, params.model) }),
-    { parse: "none" })
+    .post("/:target/:model", ({ request, params }) => {
+      // The model goes into the upstream URL (Gemini, Bedrock): refused before anything is read or sent.
+      const problem = modelNameProblem(params.model);
+      if (problem) return openai.encodeError(irError("invalid_request", problem, { param: "model" }));
+      return handleModelRequest(deps, openai, request, { context: { pathModel: `${params.target}/${params.model}` }, lane: (snapshot) => adHocLane(snapshot, params.target, params.model) });
+    }, { parse: "none" })
     .post("/:target", ({ request, params }) => handleModelRequest(deps, openai, request, { context: { pathModel: params.target }, lane: (snapshot) => snapshot.lanes.get(params.target) }), {
       parse: "none",
     });

@@ -10,7 +10,7 @@ import { modelsRoutes } from "./models.ts";
 import type { PipelineDeps } from "./pipeline.ts";
 import { irError } from "../ir/index.ts";
 import { closeConnection, defaultTooLarge, tooLargeMessage } from "../http/serve.ts";
-import { ingressFor, protocolHandlers, protocolRoutes } from "./routes.ts";
+import { ingressFor, methodNotAllowed, protocolHandlers, protocolRoutes } from "./routes.ts";
 
 export interface DataPlaneDeps extends PipelineDeps {
   readonly holder: ConfigHolder;
@@ -36,5 +36,10 @@ export function dataTooLarge(limit: number, request: Request): Response {
 
 /** The data listener's handlers: the hot protocol paths for Bun's native router, the app for the rest. */
 export function dataHandlers(deps: DataPlaneDeps) {
-  return { fetch: buildDataApp(deps).fetch, routes: protocolHandlers(deps), tooLarge: dataTooLarge };
+  const app = buildDataApp(deps);
+  const fetch = async (request: Request) => {
+    const answer = await app.fetch(request);
+    return answer.status === 405 ? methodNotAllowed(request, answer) : answer;
+  };
+  return { fetch, routes: protocolHandlers(deps), tooLarge: dataTooLarge };
 }

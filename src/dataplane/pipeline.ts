@@ -4,12 +4,15 @@
 // the IR). Errors answer in the ingress protocol's own shape.
 import type { IngressAuth, IngressPrincipal } from "../auth/ingress-chain.ts";
 import { poolFor, type ConfigHolder, type Snapshot } from "../config/snapshot.ts";
-import { closeConnection, BodyTooLargeError } from "../http/serve.ts";
+import { closeConnection } from "../http/serve.ts";
 import { irError, mergeUsage, ZERO_USAGE, type IrError, type IrRequest, type IrStreamPart } from "../ir/index.ts";
+import { MAX_TOKENS_LIMIT, maxTokensValid } from "../ir/request.ts";
 import type { Metering, RequestMeter } from "../governance/metering.ts";
 import type { InboundLimit, InboundSlot } from "./inbound-limit.ts";
 import { mockRespond, mockStream } from "../providers/mock.ts";
-import type { IngressContext, ProtocolAdapter } from "../protocols/types.ts";
+import { modelNameProblem } from "./model-name.ts";
+import { parseBody, readBody, type Refusal } from "./request-body.ts";
+import type { IngressContext, ProtocolAdapter, WireProtocol } from "../protocols/types.ts";
 import { route as routeRequest, type AttemptResult, type LaneTicket, type RouteOptions, type Routed, type RoutingCounters } from "../routing/failover.ts";
 import type { Lane } from "../routing/lane.ts";
 import type { Pool } from "../routing/pool.ts";
@@ -61,54 +64,25 @@ export interface ModelRoute {
   readonly lane?: (snapshot: Snapshot, body: Record<string, unknown>) => Lane | undefined;
 }
 
-type Refusal = { ok: false; error: IrError };
-type BodyRead = { ok: true; body: Record<string, unknown> } | Refusal;
-
-const notAnObject = (): Refusal => ({ ok: false, error: irError("invalid_request", "The request body must be a JSON object.") });
-const unreadable = (error: unknown): Refusal => (error instanceof BodyTooLargeError ? { ok: false, error: irError("request_too_large", error.message) } : notAnObject());
-const asObject = (body: unknown): BodyRead => (typeof body === "object" && body !== null && !Array.isArray(body) ? { ok: true, body: body as Record<string, unknown> } : notAnObject());
-
-/** The body as a JSON object, or the caller error to answer with (malformed, or a chunked body over the limit). */
-async function readJsonObject(request: Request): Promise<BodyRead> {
-  try {
-    return asObject(await request.json());
-  } catch (error) {
-    return unreadable(error);
-  }
-}
-
 type Admission = { ok: true; principal: IngressPrincipal; body: Record<string, unknown> } | Refusal;
 const UNAUTHENTICATED: Admission = { ok: false, error: irError("authentication", "Invalid or missing API key.") };
 
 /**
  * The caller's principal and body. A credential in a header is judged before the body is read; a
- * SigV4-signed Bedrock request signs its body, so that body is read first, as the bytes it signed (the
- * same one buffer request.json() would have read) and parsed from them.
+ * SigV4-signed Bedrock request signs its body, so that body is read first and verified as the bytes it
+ * signed (the same buffer the body is parsed from).
  */
 async function admit(deps: PipelineDeps, snapshot: Snapshot, ingress: ProtocolAdapter, request: Request): Promise<Admission> {
   const authorization = ingress.name === "bedrock" ? request.headers.get("authorization") : null;
-  if (authorization === null || !authorization.startsWith(SIGV4_SCHEME)) {
-    const principal = deps.auth.authenticate(snapshot, { token: ingress.clientCredential(request) });
-    if (!principal) return UNAUTHENTICATED;
-    const read = await readJsonObject(request);
-    return read.ok ? { ok: true, principal, body: read.body } : read;
-  }
-  let bytes: Uint8Array;
-  try {
-    bytes = new Uint8Array(await request.arrayBuffer());
-  } catch (error) {
-    return unreadable(error);
-  }
-  const principal = deps.auth.authenticate(snapshot, { token: undefined, signed: { method: request.method, url: request.url, headers: request.headers, body: bytes } });
-  if (!principal) return UNAUTHENTICATED;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(new TextDecoder().decode(bytes));
-  } catch {
-    return notAnObject();
-  }
-  const read = asObject(parsed);
-  return read.ok ? { ok: true, principal, body: read.body } : read;
+  const signed = authorization !== null && authorization.startsWith(SIGV4_SCHEME);
+  const principal = signed ? undefined : deps.auth.authenticate(snapshot, { token: ingress.clientCredential(request) });
+  if (!signed && !principal) return UNAUTHENTICATED;
+  const read = await readBody(request, snapshot.limits.bodyReadTimeoutMs);
+  if (!read.ok) return read;
+  const caller = principal ?? deps.auth.authenticate(snapshot, { token: undefined, signed: { method: request.method, url: request.url, headers: request.headers, body: read.bytes } });
+  if (!caller) return UNAUTHENTICATED;
+  const parsed = parseBody(read.bytes);
+  return parsed.ok ? { ok: true, principal: caller, body: parsed.body } : parsed;
 }
 
 const SIGV4_SCHEME = "AWS4-HMAC-SHA256 ";
@@ -150,14 +124,20 @@ async function serveModelRequest(deps: PipelineDeps, ingress: ProtocolAdapter, r
   const refuse = (error: IrError, pool = "") => done(deps, ingress, pool, started, ingress.encodeError(error), "client_error");
 
   const admitted = await admit(deps, snapshot, ingress, request);
-  if (!admitted.ok) return admitted.error.kind === "request_too_large" ? closeConnection(refuse(admitted.error)) : refuse(admitted.error);
+  // The unread rest of a body over the limit, or one given up at its deadline, must not become the next request.
+  if (!admitted.ok) return admitted.error.kind === "request_too_large" || admitted.error.status === 408 ? closeConnection(refuse(admitted.error)) : refuse(admitted.error);
   const { principal, body } = admitted;
 
   const context = route.context ?? {};
   const model = context.pathModel ?? (typeof body.model === "string" ? body.model : undefined);
   if (model === undefined || model === "") return refuse(irError("invalid_request", "model: required", { param: "model" }));
   const pool = route.lane ? directPool(snapshot, route.lane(snapshot, body)) : poolFor(snapshot, model);
-  if (!pool) return refuse(irError("not_found", `The model \`${model}\` does not exist.`, { code: "model_not_found", param: "model" }));
+  if (!pool) {
+    // Not a name any pool or model could have (a path, a query, control characters): a bad request, not an
+    // unknown model. A direct route names `{provider}/{model}`; its model part is what is judged.
+    const problem = modelNameProblem(route.lane ? model.slice(model.lastIndexOf("/") + 1) : model);
+    return refuse(problem ? irError("invalid_request", problem, { param: "model" }) : irError("not_found", `The model \`${model}\` does not exist.`, { code: "model_not_found", param: "model" }));
+  }
   if (principal.allowedPools && !principal.allowedPools.includes(pool.name)) return refuse(irError("permission", `This key may not use \`${model}\`.`), pool.name);
   // Group limits: admission counts the request and reserves its estimate before any lane is tried
   // (failures are not refunded; the estimate is settled when the request ends).
@@ -237,9 +217,28 @@ class ModelCall implements RouteOptions<Response> {
     if (this.ir) return this.ir;
     const decoded = this.ingress.decodeRequest(this.body, this.context);
     if (!decoded.ok) throw new DecodeRefused(decoded.error);
+    if (!maxTokensValid(decoded.value.sampling.maxTokens)) {
+      const member = maxTokensMember(this.ingress.name, this.body);
+      throw new DecodeRefused(irError("invalid_request", `${member}: must be an integer from 1 to ${MAX_TOKENS_LIMIT}`, { param: member }));
+    }
     decoded.warnings.forEach(warn);
     return (this.ir = decoded.value);
   }
+}
+
+/** The member each protocol carries the IR's output-token cap in, as its callers write it. */
+const MAX_TOKENS_MEMBER: Readonly<Record<WireProtocol, string>> = {
+  openai: "max_tokens",
+  anthropic: "max_tokens",
+  responses: "max_output_tokens",
+  cohere: "max_tokens",
+  gemini: "generationConfig.maxOutputTokens",
+  bedrock: "inferenceConfig.maxTokens",
+};
+
+function maxTokensMember(protocol: WireProtocol, body: Record<string, unknown>): string {
+  // OpenAI has two names for the cap; the newer one wins when both are sent (protocols/openai/request.ts).
+  return protocol === "openai" && body.max_completion_tokens != null ? "max_completion_tokens" : MAX_TOKENS_MEMBER[protocol];
 }
 
 /** A direct route's one lane, as a pool over the lane-default cell (the one /stats shows). */

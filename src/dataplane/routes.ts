@@ -54,6 +54,18 @@ const INGRESS_ROUTES: readonly IngressRoute[] = [
 const matcherOf = (path: string) => new RegExp(`^${path.replace(/:[A-Za-z]+/g, "[^/]+")}$`);
 const MATCHERS = INGRESS_ROUTES.map((route) => ({ route, pattern: matcherOf(route.path) }));
 
+/** The protocol of a protocol path; undefined for any other path. */
+function protocolPath(pathname: string): ProtocolAdapter | undefined {
+  for (const { route, pattern } of MATCHERS) if (pattern.test(pathname)) return adapterFor(route.protocol);
+  return undefined;
+}
+
+/** One or two path segments: the shape of the direct routes (`/{model}`, `/{provider}/{model}`), which speak OpenAI. */
+const directShaped = (pathname: string) => {
+  const segments = pathname.split("/").filter((s) => s !== "").length;
+  return segments >= 1 && segments <= 2;
+};
+
 /**
  * The protocol whose error shape a request to this path gets before the pipeline has seen it (a body
  * over the limit): a protocol path's own, OpenAI's for the direct routes (one or two path segments), none
@@ -61,9 +73,25 @@ const MATCHERS = INGRESS_ROUTES.map((route) => ({ route, pattern: matcherOf(rout
  */
 export function ingressFor(request: Request): ProtocolAdapter | undefined {
   const pathname = new URL(request.url).pathname;
-  for (const { route, pattern } of MATCHERS) if (pattern.test(pathname)) return adapterFor(route.protocol);
-  const segments = pathname.split("/").filter((s) => s !== "").length;
-  return request.method === "POST" && segments >= 1 && segments <= 2 ? adapterFor("openai") : undefined;
+  return protocolPath(pathname) ?? (request.method === "POST" && directShaped(pathname) ? adapterFor("openai") : undefined);
+}
+
+/**
+ * The app's 405 for a wrong method on a protocol path or a direct route, said in that protocol's own
+ * error shape (the generic envelope made each vendor's SDK raise the wrong error), with the app's Allow.
+ * Operational routes (they answer GET) keep the generic one. Only 405s pay for this.
+ */
+export function methodNotAllowed(request: Request, answer: Response): Response {
+  const allow = answer.headers.get("allow");
+  if (allow === null) return answer;
+  const pathname = new URL(request.url).pathname;
+  const ingress = protocolPath(pathname) ?? (!allow.includes("GET") && directShaped(pathname) ? adapterFor("openai") : undefined);
+  if (!ingress) return answer;
+  const refused = ingress.encodeError(irError("invalid_request", `${request.method} is not allowed on ${pathname}; allowed: ${allow}`, { status: 405 }));
+  const headers = new Headers(refused.headers);
+  headers.set("allow", allow);
+  // Some shapes fix the status by kind (Bedrock's ValidationException is always 400).
+  return new Response(refused.body, { status: 405, headers });
 }
 
 type Handler = (request: Request, params: Params) => Promise<Response>;

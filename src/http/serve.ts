@@ -42,8 +42,31 @@ function limitChunkedBody(request: Request, limit: number): Request {
       },
     }),
   );
-  return new Request(request, { body: counted, duplex: "half" } as RequestInit);
+  const copy = new Request(request, { body: counted, duplex: "half" } as RequestInit);
+  // Bun's router hands path parameters on the request it made; without them a chunked Gemini or
+  // Bedrock call lost the model and method its path names.
+  const params = (request as { params?: unknown }).params;
+  if (params !== undefined) Object.defineProperty(copy, "params", { value: params });
+  return copy;
 }
+
+/**
+ * Elysia looks for the path from the URL's 12th character on, as if every host had four or more: with
+ * `Host: gw` (`http://gw/healthz`) it found none and every route answered 405. Without a Host header Bun
+ * gives the path alone, which `new URL` refuses (a 500). Such a request's `url` is shadowed by one naming
+ * this listener's own address (the same object, so requestIP still knows it; the Host header stays as
+ * the client sent it).
+ */
+function withRoutableUrl(request: Request, server: Server<undefined>, scheme: string): Request {
+  const url = request.url;
+  const relative = url.charCodeAt(0) === SLASH;
+  const slash = relative ? 0 : url.indexOf("/", 8);
+  if (!relative && (slash === -1 || slash >= 11)) return request;
+  Object.defineProperty(request, "url", { value: `${scheme}://${listenerAddress(server)}${url.slice(slash)}` });
+  return request;
+}
+
+const SLASH = 0x2f;
 
 /** Bun's own cap: above any sane configured limit, which is ours to enforce (and may change live). */
 const HARD_CAP_BYTES = 4 * 1024 * 1024 * 1024;
@@ -61,11 +84,13 @@ export const defaultTooLarge = (limit: number) => closeConnection(errorResponse(
 export function startListener(options: ListenerOptions): Server<undefined> {
   const { settings, maxBodyBytes, fetch } = options;
   const tooLarge = options.tooLarge ?? defaultTooLarge;
+  const scheme = settings.tls ? "https" : "http";
   const limited = (handler: FetchHandler): FetchHandler => (request, server) => {
+    withRoutableUrl(request, server, scheme);
     const limit = maxBodyBytes();
     const length = request.headers.get("content-length");
     if (length !== null) return Number(length) > limit ? tooLarge(limit, request) : handler(request, server);
-    return handler(limitChunkedBody(request, limit), server);
+    return handler(withRoutableUrl(limitChunkedBody(request, limit), server, scheme), server);
   };
   const routes = Object.fromEntries(Object.entries(options.routes ?? {}).map(([path, handler]) => [path, { POST: limited(handler) }]));
   return Bun.serve({

@@ -76,6 +76,12 @@ export type IrResponseFormat =
   | { readonly type: "json" }
   | { readonly type: "json_schema"; readonly name?: string; readonly description?: string; readonly schema: Readonly<Record<string, unknown>>; readonly strict?: boolean };
 
+/** The largest output-token cap the gateway passes on: a signed 32-bit integer, what vendors' APIs take. */
+export const MAX_TOKENS_LIMIT = 2 ** 31 - 1;
+
+/** True for an output-token cap the gateway may send upstream (or none). -5 and 1e300 once went up as they came. */
+export const maxTokensValid = (value: number | undefined): boolean => value === undefined || (Number.isInteger(value) && value >= 1 && value <= MAX_TOKENS_LIMIT);
+
 export interface IrSampling {
   readonly temperature?: number;
   readonly topP?: number;

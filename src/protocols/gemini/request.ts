@@ -29,7 +29,8 @@ import {
 
 /** The path of a call (the provider's base_url has no version segment). A `models/` prefix is the SDK's long form of the same name. */
 export function generatePath(model: string, stream: boolean, sse = true): string {
-  const name = model.startsWith("models/") ? model.slice("models/".length) : model;
+  // One path segment whatever the name holds (a direct route puts a caller's text here).
+  const name = encodeURIComponent(model.startsWith("models/") ? model.slice("models/".length) : model);
   if (!stream) return `/v1beta/models/${name}:generateContent`;
   return `/v1beta/models/${name}:streamGenerateContent${sse ? "?alt=sse" : ""}`;
 }
