@@ -4,7 +4,8 @@
 import { irError, mergeUsage, ZERO_USAGE, type IrUsage } from "../ir/index.ts";
 import type { ProtocolAdapter } from "../protocols/types.ts";
 import type { AttemptResult, LaneTicket } from "../routing/failover.ts";
-import { relayHeaders, utf8 } from "../transport/upstream.ts";
+import { utf8 } from "../transport/answer.ts";
+import { relayHeaders, type UpstreamOutcome } from "../transport/upstream.ts";
 import { streamTicket, type Exchange } from "./pipeline.ts";
 import { badAnswerFailure, contentTypeProblem, firstOf, noAnswerFailure, readWhole, sendUpstream } from "./upstream-call.ts";
 
@@ -26,7 +27,7 @@ export async function passThrough(exchange: Exchange, ticket: LaneTicket): Promi
   const { ingress, lane, body, request, deps, context } = exchange;
   const stream = context.pathStream ?? body.stream === true;
   const upstreamBody = JSON.stringify(ingress.rewriteModel(body, lane.upstreamModel));
-  const outcome = await sendUpstream(exchange, ingress, { path: ingress.upstreamPath(lane.upstreamModel, stream), body: upstreamBody, headers: forwarded(ingress, request) });
+  const outcome = await sendUpstream(exchange, ingress, { path: ingress.upstreamPath(lane.upstreamModel, stream), body: upstreamBody, whole: !stream, headers: forwarded(ingress, request) });
   if (!outcome.ok) return noAnswerFailure(ingress, outcome);
   const upstream = outcome.response;
   const headers = relayHeaders(upstream.headers);
@@ -37,13 +38,13 @@ export async function passThrough(exchange: Exchange, ticket: LaneTicket): Promi
 
   if (!upstream.ok) {
     // The vendor's own error, relayed byte for byte when the caller is to hear it.
-    const read = await readWhole(exchange, ticket, upstream);
+    const read = await readWhole(exchange, ticket, outcome);
     if (!read.ok) return noAnswerFailure(ingress, read);
     return { ok: false, error: ingress.decodeError(upstream.status, utf8.decode(read.bytes), upstream.headers), cause: "upstream", relay: () => new Response(read.bytes, { status: upstream.status, headers }) };
   }
   // Streams are SSE, AWS event-stream frames (Bedrock) or a streamed JSON array (Gemini without alt=sse):
   // what the request asked for decides, and the upstream's content type must be that stream's.
-  if (!stream) return wholeAnswer(exchange, ticket, upstream, headers, record);
+  if (!stream) return wholeAnswer(exchange, ticket, outcome, headers, record);
   if (!upstream.body) return badAnswerFailure(ingress, "upstream sent an empty stream");
   const wrongType = contentTypeProblem(upstream.headers, ingress.streamHeaders["content-type"]);
   if (wrongType) return badAnswerFailure(ingress, wrongType, upstream.body);
@@ -59,11 +60,12 @@ export async function passThrough(exchange: Exchange, ticket: LaneTicket): Promi
  * it is the vendor's JSON: a JSON content type and a JSON object. Anything else (HTML from a proxy, binary,
  * a truncated body) is an upstream fault the pool may fail over from; its body is never quoted.
  */
-async function wholeAnswer(exchange: Exchange, ticket: LaneTicket, upstream: Response, headers: Headers, record: (usage: IrUsage) => void): Promise<AttemptResult<Response>> {
+async function wholeAnswer(exchange: Exchange, ticket: LaneTicket, outcome: Answered, headers: Headers, record: (usage: IrUsage) => void): Promise<AttemptResult<Response>> {
   const { ingress } = exchange;
+  const upstream = outcome.response;
   const wrongType = contentTypeProblem(upstream.headers);
   if (wrongType) return badAnswerFailure(ingress, wrongType, upstream.body);
-  const read = await readWhole(exchange, ticket, upstream);
+  const read = await readWhole(exchange, ticket, outcome);
   if (!read.ok) return noAnswerFailure(ingress, read);
   const bytes = read.bytes;
   // Small answers are parsed whole (which also proves them JSON); larger ones are checked by one pass over
@@ -79,6 +81,8 @@ async function wholeAnswer(exchange: Exchange, ticket: LaneTicket, upstream: Res
   else exchange.warn("no usage found in the upstream response");
   return { ok: true, value: new Response(bytes, { status: upstream.status, headers }) };
 }
+
+type Answered = Extract<UpstreamOutcome, { ok: true }>;
 
 /** Below this size the native JSON.parse of the whole body beats cutting the usage out (measured on a 945-byte answer: 0.7 vs 1.1 µs). */
 const WHOLE_PARSE_BYTES = 16384;

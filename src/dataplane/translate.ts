@@ -5,7 +5,7 @@ import { adapterFor } from "../protocols/registry.ts";
 import { renameTools, restoreContent, restorePart, type ToolRenaming } from "../protocols/tool-names.ts";
 import type { ProtocolAdapter, StreamWriter } from "../protocols/types.ts";
 import type { AttemptResult, LaneTicket } from "../routing/failover.ts";
-import { utf8 } from "../transport/upstream.ts";
+import { utf8 } from "../transport/answer.ts";
 import { streamTicket, type Exchange } from "./pipeline.ts";
 import { badAnswerFailure, contentTypeProblem, firstOf, noAnswerFailure, readWhole, sendUpstream } from "./upstream-call.ts";
 
@@ -19,11 +19,11 @@ export async function translate(exchange: Exchange, request: IrRequest, ticket: 
   const renaming = renameTools(request, egress.toolNames, warn);
   const encoded = egress.encodeRequest(renaming?.request ?? request, lane.upstreamModel);
   encoded.warnings.forEach(warn);
-  const outcome = await sendUpstream(exchange, egress, { path: encoded.path, body: JSON.stringify(encoded.body) });
+  const outcome = await sendUpstream(exchange, egress, { path: encoded.path, body: JSON.stringify(encoded.body), whole: !request.stream });
   if (!outcome.ok) return noAnswerFailure(ingress, outcome);
   const upstream = outcome.response;
   if (!upstream.ok) {
-    const read = await readWhole(exchange, ticket, upstream);
+    const read = await readWhole(exchange, ticket, outcome);
     if (!read.ok) return noAnswerFailure(ingress, read);
     const error = egress.decodeError(upstream.status, utf8.decode(read.bytes), upstream.headers);
     return { ok: false, error, cause: "upstream", relay: () => ingress.encodeError(error) };
@@ -49,7 +49,7 @@ export async function translate(exchange: Exchange, request: IrRequest, ticket: 
   }
   const wrongType = contentTypeProblem(upstream.headers);
   if (wrongType) return badAnswerFailure(ingress, wrongType, upstream.body);
-  const read = await readWhole(exchange, ticket, upstream);
+  const read = await readWhole(exchange, ticket, outcome);
   if (!read.ok) return noAnswerFailure(ingress, read);
   let wire: unknown;
   try {

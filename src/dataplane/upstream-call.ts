@@ -6,12 +6,15 @@ import type { ProtocolAdapter } from "../protocols/types.ts";
 import type { ResolvedProvider } from "../providers/provider.ts";
 import { Signer } from "../transport/sigv4.ts";
 import type { Snapshot } from "../config/snapshot.ts";
-import { callUpstream, isUpstreamTimeout, readAnswer, sessionFor, upstreamUrl, type AnswerRead, type UpstreamFault, type UpstreamFetch, type UpstreamOutcome } from "../transport/upstream.ts";
+import { readAnswer, type AnswerRead } from "../transport/answer.ts";
+import { callUpstream, isUpstreamTimeout, sessionFor, upstreamUrl, type UpstreamFault, type UpstreamFetch, type UpstreamOutcome } from "../transport/upstream.ts";
 import type { Exchange } from "./pipeline.ts";
 
 export interface UpstreamRequest {
   readonly path: string;
   readonly body: string;
+  /** A non-stream call: its answer is read whole (readWhole), within the cap. */
+  readonly whole: boolean;
   /** Extra request headers (same-protocol routes forward a few of the client's). */
   readonly headers?: Record<string, string>;
 }
@@ -59,7 +62,7 @@ export function callProvider(
   const session = sessionFor(provider.origin, limits.pool);
   const url = upstreamUrl(provider, upstream.path);
   const signed = provider.aws && sign ? { ...headers, ...signerOf(provider, provider.aws).sign("POST", url, headers, upstream.body) } : headers;
-  return callUpstream({ url, session, headers: signed, body: upstream.body, clientSignal: signal, timeoutMs: limits.upstreamTimeoutMs }, fetchImpl);
+  return callUpstream({ url, session, headers: signed, body: upstream.body, clientSignal: signal, timeoutMs: limits.upstreamTimeoutMs, whole: upstream.whole }, fetchImpl);
 }
 
 /** One signer per provider (and so per snapshot): its signing key and header block outlive a request. */
@@ -78,14 +81,14 @@ function signerOf(provider: ResolvedProvider, aws: NonNullable<ResolvedProvider[
 export function noAnswerFailure(ingress: ProtocolAdapter, outcome: UpstreamFault): AttemptResult<Response> {
   const error =
     outcome.reason === "timeout" ? irError("timeout", outcome.message, { failure: "transient" }) : irError("api_error", outcome.message, { status: 502, failure: "transient" });
-  const cause = outcome.reason === "too_large" || outcome.reason === "cut_short" ? "upstream" : outcome.reason;
+  const cause = outcome.reason === "timeout" || outcome.reason === "connect" || outcome.reason === "client_gone" ? outcome.reason : "upstream";
   return { ok: false, error, cause, relay: () => ingress.encodeError(error) };
 }
 
 /** An upstream answer read whole, within `limits.max_upstream_response_bytes` and the request's deadline. */
-export function readWhole(exchange: Exchange, ticket: LaneTicket, response: Response): Promise<AnswerRead> {
+export function readWhole(exchange: Exchange, ticket: LaneTicket, outcome: Extract<UpstreamOutcome, { ok: true }>): Promise<AnswerRead> {
   const { snapshot, deps, request } = exchange;
-  return readAnswer(response, { maxBytes: snapshot.limits.maxUpstreamResponseBytes, deadline: ticket.deadline ?? Infinity, now: deps.now, clientSignal: request.signal });
+  return readAnswer(outcome.response, { maxBytes: snapshot.limits.maxUpstreamResponseBytes, deadline: ticket.deadline ?? Infinity, now: deps.now, clientSignal: request.signal }, outcome.encoded);
 }
 
 /**

@@ -19,13 +19,15 @@ export interface UpstreamCall {
   /** Aborts when the client disconnects (Request.signal). */
   readonly clientSignal: AbortSignal;
   readonly timeoutMs: number;
+  /** An answer to be read whole: its body is left in its content encoding for readAnswer to decode within the cap. */
+  readonly whole: boolean;
 }
 
 /**
  * Why an upstream gave no answer the gateway could use, as a word routing and metrics know: no HTTP answer
- * (timeout, connect), an answer too large or cut short, or the client left first.
+ * (timeout, connect), an answer too large, cut short or undecodable, or the client left first.
  */
-export type FaultReason = "timeout" | "connect" | "client_gone" | "too_large" | "cut_short";
+export type FaultReason = "timeout" | "connect" | "client_gone" | "too_large" | "cut_short" | "unreadable";
 
 /** An upstream fault; `message` is the gateway's own short wording (transportCause), never Bun's. */
 export interface UpstreamFault {
@@ -34,7 +36,8 @@ export interface UpstreamFault {
   readonly message: string;
 }
 
-export type UpstreamOutcome = { readonly ok: true; readonly response: Response } | UpstreamFault;
+/** `encoded`: the body is still in its Content-Encoding (a `whole` call), for readAnswer to decode. */
+export type UpstreamOutcome = { readonly ok: true; readonly response: Response; readonly encoded: boolean } | UpstreamFault;
 
 export type UpstreamFetch = (url: string, init: BunFetchRequestInit) => Promise<Response>;
 
@@ -57,8 +60,10 @@ export function transportCause(error: unknown): string {
 
 export async function callUpstream(call: UpstreamCall, fetchImpl: UpstreamFetch = fetch): Promise<UpstreamOutcome> {
   try {
-    const response = await fetchImpl(call.url, { method: "POST", headers: call.headers, body: call.body, signal: call.clientSignal, redirect: "manual", timeout: call.timeoutMs, session: call.session });
-    return { ok: true, response };
+    // Bun inflates a compressed body as fast as it arrives, past any cap (a 0.5 MB gzip bomb became 512 MB);
+    // an answer read whole is inflated by readAnswer instead, within the cap. Streams keep Bun's.
+    const response = await fetchImpl(call.url, { method: "POST", headers: call.headers, body: call.body, signal: call.clientSignal, redirect: "manual", timeout: call.timeoutMs, session: call.session, decompress: !call.whole });
+    return { ok: true, response, encoded: call.whole };
   } catch (error) {
     if (call.clientSignal.aborted) return CLIENT_GONE;
     if (isUpstreamTimeout(error)) return { ok: false, reason: "timeout", message: `upstream stayed silent for ${call.timeoutMs / 1000} s` };
@@ -66,64 +71,7 @@ export async function callUpstream(call: UpstreamCall, fetchImpl: UpstreamFetch 
   }
 }
 
-const CLIENT_GONE: UpstreamFault = { ok: false, reason: "client_gone", message: "client disconnected" };
-
-/** The bounds on reading an upstream's answer whole (a non-stream answer, or an error body). */
-export interface AnswerBounds {
-  /** `limits.max_upstream_response_bytes`, counted after decompression. */
-  readonly maxBytes: number;
-  /** The request's deadline (`failover.timeout_secs`) on `now`'s clock; Infinity = none. */
-  readonly deadline: number;
-  readonly now: () => number;
-  readonly clientSignal: AbortSignal;
-}
-
-export type AnswerRead = { readonly ok: true; readonly bytes: Uint8Array } | UpstreamFault;
-
-/**
- * The answer's body as bytes, read piece by piece so that neither a huge (or decompression-bomb) answer
- * nor a trickling one holds the request: past `maxBytes` or the deadline the read stops and the upstream
- * connection is dropped. The deadline is looked at as each piece arrives (no timer per request); silence
- * between pieces is already bounded by the socket idle timer (upstream_request_timeout_secs).
- */
-export async function readAnswer(response: Response, bounds: AnswerBounds): Promise<AnswerRead> {
-  const body = response.body;
-  if (!body) return { ok: true, bytes: EMPTY };
-  // A declared size over the cap (and no compression to change it) is refused before a byte is read.
-  const declared = Number(response.headers.get("content-length") ?? 0);
-  if (declared > bounds.maxBytes && !response.headers.has("content-encoding")) return drop(body, tooLarge(bounds.maxBytes));
-  const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      total += value.byteLength;
-      if (total > bounds.maxBytes) return drop(reader, tooLarge(bounds.maxBytes));
-      chunks.push(value);
-      if (bounds.now() > bounds.deadline) return drop(reader, { ok: false, reason: "timeout", message: "the upstream's answer was still arriving at the request's deadline (failover.timeout_secs)" });
-    }
-  } catch (error) {
-    if (bounds.clientSignal.aborted) return CLIENT_GONE;
-    if (isUpstreamTimeout(error)) return { ok: false, reason: "timeout", message: "the upstream stopped answering" };
-    return { ok: false, reason: "cut_short", message: `the upstream's answer was cut short: ${transportCause(error)}` };
-  }
-  return { ok: true, bytes: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total) };
-}
-
-const EMPTY = new Uint8Array(0);
-
-/** Decodes answers read as bytes (one decoder: it holds no state between calls). */
-export const utf8 = new TextDecoder();
-
-const tooLarge = (max: number): UpstreamFault => ({ ok: false, reason: "too_large", message: `the upstream's answer is larger than limits.max_upstream_response_bytes (${max} bytes)` });
-
-/** Stops reading (which closes the upstream connection) and answers with the fault. */
-function drop(source: { cancel(): Promise<void> }, fault: UpstreamFault): UpstreamFault {
-  source.cancel().catch(() => {});
-  return fault;
-}
+export const CLIENT_GONE: UpstreamFault = { ok: false, reason: "client_gone", message: "client disconnected" };
 
 export interface PoolSettings {
   /** Idle keep-alive connections kept per upstream host; 0 closes each after its answer. */
