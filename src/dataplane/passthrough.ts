@@ -102,11 +102,8 @@ export function isWholeObject(bytes: Uint8Array): boolean {
   for (; i < end; i++) {
     const c = bytes[i]!;
     if (c === QUOTE) {
-      for (i++; i < end; i++) {
-        const inner = bytes[i]!;
-        if (inner === BACKSLASH) i++;
-        else if (inner === QUOTE) break;
-      }
+      i = closingQuote(bytes, i + 1);
+      if (i === -1) return false;
     } else if (c === OPEN || c === OPEN_BRACKET) depth++;
     else if ((c === CLOSE || c === CLOSE_BRACKET) && --depth <= 0) return depth === 0 && i === end - 1;
   }
@@ -147,6 +144,29 @@ export function usageMember(text: string): unknown {
     }
   }
   return parseOrUndefined(text);
+}
+
+/**
+ * Where the string opened just before `from` closes, or -1. Most of an answer's bytes are its text, so this
+ * is most of isWholeObject's time: a short stretch byte by byte (keys, tokens, text dense with escapes),
+ * then the native search to the next quote, which is escaped when an odd run of backslashes precedes it.
+ */
+function closingQuote(bytes: Uint8Array, from: number): number {
+  let i = from;
+  for (;;) {
+    const near = Math.min(bytes.length, i + 32);
+    for (; i < near; i++) {
+      const c = bytes[i]!;
+      if (c === BACKSLASH) i++;
+      else if (c === QUOTE) return i;
+    }
+    const close = i < bytes.length ? bytes.indexOf(QUOTE, i) : -1;
+    if (close === -1) return -1;
+    let slashes = 0;
+    while (bytes[close - 1 - slashes] === BACKSLASH) slashes++;
+    if ((slashes & 1) === 0) return close;
+    i = close + 1;
+  }
 }
 
 const [BACKSLASH, QUOTE, OPEN, CLOSE, COLON, OPEN_BRACKET, CLOSE_BRACKET] = ["\\", '"', "{", "}", ":", "[", "]"].map((c) => c.charCodeAt(0)) as [number, number, number, number, number, number, number];

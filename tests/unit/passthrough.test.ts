@@ -25,3 +25,15 @@ test("isWholeObject tells one whole JSON object from truncated, HTML or binary b
   for (const text of cut) expect(isWholeObject(bytes(text))).toBe(false);
   expect(isWholeObject(Uint8Array.from({ length: 4096 }, (_, i) => (i * 37 + 128) & 0xff))).toBe(false);
 });
+
+test("isWholeObject: every JSON object is whole and none of its proper prefixes is, escapes at any distance included", () => {
+  const pieces = ["a", "\\", '"', "\\\\", '\\"', "}", "{", "]", " ", "é", "\n"];
+  let seed = 7;
+  const random = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+  for (let n = 0; n < 200; n++) {
+    const text = Array.from({ length: Math.floor(random() * 120) }, () => pieces[Math.floor(random() * pieces.length)]).join("");
+    const bytes = new TextEncoder().encode(JSON.stringify({ k: text, list: [text, { deep: text }], usage: { n } }));
+    expect(isWholeObject(bytes)).toBe(true);
+    for (let cut = 1; cut < bytes.length; cut += 3) expect(isWholeObject(bytes.subarray(0, cut))).toBe(false);
+  }
+});
