@@ -302,7 +302,9 @@ export class AdminClient {
       pool_max_idle_per_host?: number;
       pool_idle_timeout_secs?: number;
       max_inbound_concurrent?: number;
+      body_read_timeout_secs?: number;
       shutdown_drain_secs?: number;
+      max_upstream_response_bytes?: number;
     } | null;
     advanced?: {
       response_headers?: {

@@ -242,6 +242,7 @@ export function resolveConfig(validated: GatewayConfig, ctx: ResolveContext): Re
         upstreamTimeoutMs: (cfg.limits?.upstream_request_timeout_secs ?? 300) * 1000,
         pool: { maxIdlePerHost: cfg.limits?.pool_max_idle_per_host ?? 64, idleTimeoutSecs: cfg.limits?.pool_idle_timeout_secs ?? 90 },
         bodyReadTimeoutMs: (cfg.limits?.body_read_timeout_secs ?? 30) * 1000,
+        maxUpstreamResponseBytes: cfg.limits?.max_upstream_response_bytes ?? 33554432,
       },
       configPersistence,
       warnings: c.warnings,

@@ -219,6 +219,7 @@ const LimitsCfg = Strict({
   max_inbound_concurrent: Type.Optional(Type.Integer({ minimum: 1, default: 4096, "x-restart": true, description: "global cap on concurrent data-plane requests" })),
   body_read_timeout_secs: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 3600, default: 30, description: "longest a model request's body may take to arrive once its headers have; past it 408 and the connection is closed, freeing its max_inbound_concurrent slot" })),
   shutdown_drain_secs: Type.Optional(Type.Number({ minimum: 0, default: 30, description: "how long SIGTERM waits for in-flight requests before closing them" })),
+  max_upstream_response_bytes: Type.Optional(Type.Integer({ minimum: 1024, default: 33554432, description: "largest upstream answer read whole (non-stream answers and error bodies; counted after decompression); past it the read stops and the caller gets a 502, the lane a transient fault (streams are not read whole and are not capped)" })),
 }, { default: {} });
 
 /** A browser origin as sent in `Origin`: scheme://host[:port], no path. */

@@ -52,7 +52,7 @@ export interface Snapshot {
     readonly upstreamCredentials: "own" | "passthrough";
   };
   /** The `limits` the upstream client reads on every call, in the units it uses. */
-  readonly limits: { readonly upstreamTimeoutMs: number; readonly pool: PoolSettings; readonly bodyReadTimeoutMs: number };
+  readonly limits: { readonly upstreamTimeoutMs: number; readonly pool: PoolSettings; readonly bodyReadTimeoutMs: number; readonly maxUpstreamResponseBytes: number };
   /** InfoView.config_persistence: not locked, and the overlay's directory is writable. */
   readonly configPersistence: boolean;
   /** Things an operator should hear about at boot; they do not stop it. */

@@ -5,9 +5,10 @@ import { answerSize, ESTIMATE_WARNING, withEstimate } from "../ir/estimate.ts";
 import { irError, mergeUsage, ZERO_USAGE, type IrUsage } from "../ir/index.ts";
 import type { ByteFilter, ProtocolAdapter } from "../protocols/types.ts";
 import type { AttemptResult, LaneTicket } from "../routing/failover.ts";
-import { relayHeaders } from "../transport/upstream.ts";
+import { utf8 } from "../transport/answer.ts";
+import { relayHeaders, type UpstreamOutcome } from "../transport/upstream.ts";
 import { streamTicket, type Exchange } from "./pipeline.ts";
-import { firstOf, noAnswerFailure, sendUpstream } from "./upstream-call.ts";
+import { badAnswerFailure, contentTypeProblem, firstOf, noAnswerFailure, readWhole, sendUpstream } from "./upstream-call.ts";
 
 /** Client headers a vendor's SDK sends that change the upstream's behaviour, forwarded as they are. */
 const FORWARDED_HEADERS: Partial<Record<string, readonly string[]>> = {
@@ -30,7 +31,7 @@ export async function passThrough(exchange: Exchange, ticket: LaneTicket): Promi
   // A metered stream asks for usage where the protocol must ask (and takes the answer out for the client).
   const filter = stream && exchange.meter ? ingress.askForStreamUsage?.(rewritten) : undefined;
   const upstreamBody = JSON.stringify(rewritten);
-  const outcome = await sendUpstream(exchange, ingress, { path: ingress.upstreamPath(lane.upstreamModel, stream), body: upstreamBody, headers: forwarded(ingress, request) });
+  const outcome = await sendUpstream(exchange, ingress, { path: ingress.upstreamPath(lane.upstreamModel, stream), body: upstreamBody, whole: !stream, headers: forwarded(ingress, request) });
   if (!outcome.ok) return noAnswerFailure(ingress, outcome);
   const upstream = outcome.response;
   const headers = relayHeaders(upstream.headers);
@@ -42,18 +43,16 @@ export async function passThrough(exchange: Exchange, ticket: LaneTicket): Promi
 
   if (!upstream.ok) {
     // The vendor's own error, relayed byte for byte when the caller is to hear it.
-    const text = await upstream.text();
-    return { ok: false, error: ingress.decodeError(upstream.status, text, upstream.headers), cause: "upstream", relay: () => new Response(text, { status: upstream.status, headers }) };
+    const read = await readWhole(exchange, ticket, outcome);
+    if (!read.ok) return noAnswerFailure(ingress, read);
+    return { ok: false, error: ingress.decodeError(upstream.status, utf8.decode(read.bytes), upstream.headers), cause: "upstream", relay: () => new Response(read.bytes, { status: upstream.status, headers }) };
   }
   // Streams are SSE, AWS event-stream frames (Bedrock) or a streamed JSON array (Gemini without alt=sse):
-  // what the request asked for decides, not the content type.
-  if (!stream || !upstream.body) {
-    const text = await upstream.text();
-    const usage = ingress.usageFromResponse(text.length < WHOLE_PARSE_BYTES ? parseOrUndefined(text) : usageMember(text));
-    if (usage) record(mergeUsage(ZERO_USAGE, usage));
-    else exchange.warn("no usage found in the upstream response");
-    return { ok: true, value: new Response(text, { status: upstream.status, headers }) };
-  }
+  // what the request asked for decides, and the upstream's content type must be that stream's.
+  if (!stream) return wholeAnswer(exchange, ticket, outcome, headers, record);
+  if (!upstream.body) return badAnswerFailure(ingress, "upstream sent an empty stream");
+  const wrongType = contentTypeProblem(upstream.headers, ingress.streamHeaders["content-type"]);
+  if (wrongType) return badAnswerFailure(ingress, wrongType, upstream.body);
   // Nothing reaches the client before the upstream's first bytes: until then the request may fail over.
   const reader: ByteReader = upstream.body.getReader();
   const first = await firstOf(reader, ingress);
@@ -62,8 +61,60 @@ export async function passThrough(exchange: Exchange, ticket: LaneTicket): Promi
   return { ok: true, value: new Response(tapUsage(first.value, reader, tap), { status: upstream.status, headers }), settlesLater: true };
 }
 
+/**
+ * A non-stream 2xx, read whole within the cap and deadline, relayed as the very bytes that came only when
+ * it is the vendor's JSON: a JSON content type and a JSON object. Anything else (HTML from a proxy, binary,
+ * a truncated body) is an upstream fault the pool may fail over from; its body is never quoted.
+ */
+async function wholeAnswer(exchange: Exchange, ticket: LaneTicket, outcome: Answered, headers: Headers, record: (usage: IrUsage) => void): Promise<AttemptResult<Response>> {
+  const { ingress } = exchange;
+  const upstream = outcome.response;
+  const wrongType = contentTypeProblem(upstream.headers);
+  if (wrongType) return badAnswerFailure(ingress, wrongType, upstream.body);
+  const read = await readWhole(exchange, ticket, outcome);
+  if (!read.ok) return noAnswerFailure(ingress, read);
+  const bytes = read.bytes;
+  // Small answers are parsed whole (which also proves them JSON); larger ones are checked by one pass over
+  // their bytes and only their usage member is parsed.
+  let body: unknown;
+  if (bytes.byteLength < WHOLE_PARSE_BYTES) {
+    body = parseOrUndefined(utf8.decode(bytes));
+    if (typeof body !== "object" || body === null || Array.isArray(body)) body = undefined;
+  } else if (isWholeObject(bytes)) body = usageMember(utf8.decode(bytes));
+  if (body === undefined) return badAnswerFailure(ingress, "the upstream answered 2xx with a body that is not a whole JSON object");
+  const usage = ingress.usageFromResponse(body);
+  if (usage) record(mergeUsage(ZERO_USAGE, usage));
+  else exchange.warn("no usage found in the upstream response");
+  return { ok: true, value: new Response(bytes, { status: upstream.status, headers }) };
+}
+
+type Answered = Extract<UpstreamOutcome, { ok: true }>;
+
 /** Below this size the native JSON.parse of the whole body beats cutting the usage out (measured on a 945-byte answer: 0.7 vs 1.1 µs). */
 const WHOLE_PARSE_BYTES = 16384;
+
+/**
+ * Whether the bytes are one JSON object by their structure: `{` first, brackets balanced outside strings,
+ * the outermost closing at the last non-space byte. Not a full validation, but one linear pass that tells
+ * a truncated, HTML or binary body from the vendor's JSON without building the answer as objects.
+ */
+export function isWholeObject(bytes: Uint8Array): boolean {
+  let end = bytes.length;
+  while (end > 0 && isSpace(bytes[end - 1]!)) end--;
+  let i = 0;
+  while (i < end && isSpace(bytes[i]!)) i++;
+  if (bytes[i] !== OPEN || bytes[end - 1] !== CLOSE) return false;
+  let depth = 0;
+  for (; i < end; i++) {
+    const c = bytes[i]!;
+    if (c === QUOTE) {
+      i = closingQuote(bytes, i + 1);
+      if (i === -1) return false;
+    } else if (c === OPEN || c === OPEN_BRACKET) depth++;
+    else if ((c === CLOSE || c === CLOSE_BRACKET) && --depth <= 0) return depth === 0 && i === end - 1;
+  }
+  return false;
+}
 
 function parseOrUndefined(text: string): unknown {
   try {
@@ -101,7 +152,30 @@ export function usageMember(text: string): unknown {
   return parseOrUndefined(text);
 }
 
-const [BACKSLASH, QUOTE, OPEN, CLOSE, COLON] = ["\\", '"', "{", "}", ":"].map((c) => c.charCodeAt(0)) as [number, number, number, number, number];
+/**
+ * Where the string opened just before `from` closes, or -1. Most of an answer's bytes are its text, so this
+ * is most of isWholeObject's time: a short stretch byte by byte (keys, tokens, text dense with escapes),
+ * then the native search to the next quote, which is escaped when an odd run of backslashes precedes it.
+ */
+function closingQuote(bytes: Uint8Array, from: number): number {
+  let i = from;
+  for (;;) {
+    const near = Math.min(bytes.length, i + 32);
+    for (; i < near; i++) {
+      const c = bytes[i]!;
+      if (c === BACKSLASH) i++;
+      else if (c === QUOTE) return i;
+    }
+    const close = i < bytes.length ? bytes.indexOf(QUOTE, i) : -1;
+    if (close === -1) return -1;
+    let slashes = 0;
+    while (bytes[close - 1 - slashes] === BACKSLASH) slashes++;
+    if ((slashes & 1) === 0) return close;
+    i = close + 1;
+  }
+}
+
+const [BACKSLASH, QUOTE, OPEN, CLOSE, COLON, OPEN_BRACKET, CLOSE_BRACKET] = ["\\", '"', "{", "}", ":", "[", "]"].map((c) => c.charCodeAt(0)) as [number, number, number, number, number, number, number];
 const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
 /** Index of the `{` after `: ` at `from` (JSON whitespace allowed), or -1 when a key is not followed by an object. */

@@ -4,6 +4,7 @@ import type { ConfigHolder } from "../config/snapshot.ts";
 import type { IrRequest } from "../ir/index.ts";
 import { adapterFor } from "../protocols/registry.ts";
 import type { LaneProbe } from "../routing/health.ts";
+import { readAnswer } from "../transport/answer.ts";
 import type { UpstreamFetch } from "../transport/upstream.ts";
 import { callProvider, ownKeyHeaders } from "./upstream-call.ts";
 
@@ -13,10 +14,13 @@ export function laneProbe(holder: ConfigHolder, fetchImpl?: UpstreamFetch): Lane
     if (!egress) return false;
     const ping: IrRequest = { model: lane.name, system: [], messages: [{ role: "user", content: [{ type: "text", text: "ping" }] }], tools: [], sampling: { maxTokens: 1 }, stream: false };
     const encoded = egress.encodeRequest(ping, lane.upstreamModel);
-    const upstream = { path: encoded.path, body: JSON.stringify(encoded.body) };
-    const outcome = await callProvider(holder.current, lane.provider, upstream, ownKeyHeaders(egress, lane.provider), AbortSignal.timeout(timeoutMs), true, fetchImpl);
+    const upstream = { path: encoded.path, body: JSON.stringify(encoded.body), whole: true };
+    const snapshot = holder.current;
+    const signal = AbortSignal.timeout(timeoutMs);
+    const outcome = await callProvider(snapshot, lane.provider, upstream, ownKeyHeaders(egress, lane.provider), signal, true, fetchImpl);
     if (!outcome.ok) return false;
-    await outcome.response.arrayBuffer().catch(() => undefined);
-    return outcome.response.ok;
+    // Read (and so free the connection) within the same cap as any answer read whole.
+    const read = await readAnswer(outcome.response, { maxBytes: snapshot.limits.maxUpstreamResponseBytes, deadline: Infinity, now: Date.now, clientSignal: signal }, outcome.encoded);
+    return read.ok && outcome.response.ok;
   };
 }

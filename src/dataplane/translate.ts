@@ -6,8 +6,9 @@ import { adapterFor } from "../protocols/registry.ts";
 import { renameTools, restoreContent, restorePart, type ToolRenaming } from "../protocols/tool-names.ts";
 import type { ProtocolAdapter, StreamWriter } from "../protocols/types.ts";
 import type { AttemptResult, LaneTicket } from "../routing/failover.ts";
+import { utf8 } from "../transport/answer.ts";
 import { streamTicket, type Exchange } from "./pipeline.ts";
-import { emptyStreamFailure, firstOf, noAnswerFailure, sendUpstream } from "./upstream-call.ts";
+import { badAnswerFailure, contentTypeProblem, firstOf, noAnswerFailure, readWhole, sendUpstream } from "./upstream-call.ts";
 
 export async function translate(exchange: Exchange, request: IrRequest, ticket: LaneTicket): Promise<AttemptResult<Response>> {
   const { ingress, lane, warn } = exchange;
@@ -19,16 +20,20 @@ export async function translate(exchange: Exchange, request: IrRequest, ticket: 
   const renaming = renameTools(request, egress.toolNames, warn);
   const encoded = egress.encodeRequest(renaming?.request ?? request, lane.upstreamModel);
   encoded.warnings.forEach(warn);
-  const outcome = await sendUpstream(exchange, egress, { path: encoded.path, body: JSON.stringify(encoded.body) });
+  const outcome = await sendUpstream(exchange, egress, { path: encoded.path, body: JSON.stringify(encoded.body), whole: !request.stream });
   if (!outcome.ok) return noAnswerFailure(ingress, outcome);
   const upstream = outcome.response;
   if (!upstream.ok) {
-    const error = egress.decodeError(upstream.status, await upstream.text(), upstream.headers);
+    const read = await readWhole(exchange, ticket, outcome);
+    if (!read.ok) return noAnswerFailure(ingress, read);
+    const error = egress.decodeError(upstream.status, utf8.decode(read.bytes), upstream.headers);
     return { ok: false, error, cause: "upstream", relay: () => ingress.encodeError(error) };
   }
 
   if (request.stream) {
-    if (!upstream.body) return emptyStreamFailure(ingress, "upstream sent an empty stream");
+    if (!upstream.body) return badAnswerFailure(ingress, "upstream sent an empty stream");
+    const wrongType = contentTypeProblem(upstream.headers, egress.streamHeaders["content-type"]);
+    if (wrongType) return badAnswerFailure(ingress, wrongType, upstream.body);
     // Nothing reaches the client before the upstream's first part: until then the request may fail
     // over, including when that part is the upstream's own in-stream error.
     const reader = upstream.body.pipeThrough(egress.createStreamDecoder()).getReader();
@@ -49,12 +54,15 @@ export async function translate(exchange: Exchange, request: IrRequest, ticket: 
     const body = translatedStream(first.value, reader, ingress, request, warn, lane.upstreamModel, streamTicket(exchange, ticket), renaming, meter && settle);
     return { ok: true, value: new Response(body, { headers: ingress.streamHeaders }), settlesLater: true };
   }
+  const wrongType = contentTypeProblem(upstream.headers);
+  if (wrongType) return badAnswerFailure(ingress, wrongType, upstream.body);
+  const read = await readWhole(exchange, ticket, outcome);
+  if (!read.ok) return noAnswerFailure(ingress, read);
   let wire: unknown;
   try {
-    wire = await upstream.json();
+    wire = JSON.parse(utf8.decode(read.bytes));
   } catch {
-    const error = irError("api_error", "upstream answered with a body that is not JSON", { status: 502, failure: "transient" });
-    return { ok: false, error, cause: "upstream", relay: () => ingress.encodeError(error) };
+    return badAnswerFailure(ingress, "the upstream answered 2xx with a body that is not JSON");
   }
   const decoded = egress.decodeResponse(wire);
   if (!decoded.ok) {

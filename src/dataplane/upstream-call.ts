@@ -1,17 +1,20 @@
 // Sending a request to a lane's provider: credentials (the provider's own key, or the caller's under
 // `upstream_credentials: passthrough`), the provider's static headers, the timeout and client abort.
 import { irError } from "../ir/index.ts";
-import type { AttemptResult } from "../routing/failover.ts";
+import type { AttemptResult, LaneTicket } from "../routing/failover.ts";
 import type { ProtocolAdapter } from "../protocols/types.ts";
 import type { ResolvedProvider } from "../providers/provider.ts";
 import { Signer } from "../transport/sigv4.ts";
 import type { Snapshot } from "../config/snapshot.ts";
-import { callUpstream, isUpstreamTimeout, sessionFor, upstreamUrl, type UpstreamFetch, type UpstreamOutcome } from "../transport/upstream.ts";
+import { readAnswer, type AnswerRead } from "../transport/answer.ts";
+import { callUpstream, isUpstreamTimeout, sessionFor, upstreamUrl, type UpstreamFault, type UpstreamFetch, type UpstreamOutcome } from "../transport/upstream.ts";
 import type { Exchange } from "./pipeline.ts";
 
 export interface UpstreamRequest {
   readonly path: string;
   readonly body: string;
+  /** A non-stream call: its answer is read whole (readWhole), within the cap. */
+  readonly whole: boolean;
   /** Extra request headers (same-protocol routes forward a few of the client's). */
   readonly headers?: Record<string, string>;
 }
@@ -59,7 +62,7 @@ export function callProvider(
   const session = sessionFor(provider.origin, limits.pool);
   const url = upstreamUrl(provider, upstream.path);
   const signed = provider.aws && sign ? { ...headers, ...signerOf(provider, provider.aws).sign("POST", url, headers, upstream.body) } : headers;
-  return callUpstream({ url, session, headers: signed, body: upstream.body, clientSignal: signal, timeoutMs: limits.upstreamTimeoutMs }, fetchImpl);
+  return callUpstream({ url, session, headers: signed, body: upstream.body, clientSignal: signal, timeoutMs: limits.upstreamTimeoutMs, whole: upstream.whole }, fetchImpl);
 }
 
 /** One signer per provider (and so per snapshot): its signing key and header block outlive a request. */
@@ -74,15 +77,45 @@ function signerOf(provider: ResolvedProvider, aws: NonNullable<ResolvedProvider[
   return signer;
 }
 
-/** An upstream that gave no HTTP answer: a failure routing may fail over from, told in the caller's shape. */
-export function noAnswerFailure(ingress: ProtocolAdapter, outcome: Extract<UpstreamOutcome, { ok: false }>): AttemptResult<Response> {
+/** An upstream that gave no usable answer (none, too large, cut short): a failure routing may fail over from, told in the caller's shape. */
+export function noAnswerFailure(ingress: ProtocolAdapter, outcome: UpstreamFault): AttemptResult<Response> {
   const error =
     outcome.reason === "timeout" ? irError("timeout", outcome.message, { failure: "transient" }) : irError("api_error", outcome.message, { status: 502, failure: "transient" });
-  return { ok: false, error, cause: outcome.reason, relay: () => ingress.encodeError(error) };
+  const cause = outcome.reason === "timeout" || outcome.reason === "connect" || outcome.reason === "client_gone" ? outcome.reason : "upstream";
+  return { ok: false, error, cause, relay: () => ingress.encodeError(error) };
 }
 
-/** A 200 whose stream ended or broke before its first byte: still a failure routing may fail over from. */
-export function emptyStreamFailure(ingress: ProtocolAdapter, message: string): AttemptResult<Response> {
+/** An upstream answer read whole, within `limits.max_upstream_response_bytes` and the request's deadline. */
+export function readWhole(exchange: Exchange, ticket: LaneTicket, outcome: Extract<UpstreamOutcome, { ok: true }>): Promise<AnswerRead> {
+  const { snapshot, deps, request } = exchange;
+  return readAnswer(outcome.response, { maxBytes: snapshot.limits.maxUpstreamResponseBytes, deadline: ticket.deadline ?? Infinity, now: deps.now, clientSignal: request.signal }, outcome.encoded);
+}
+
+/**
+ * Why a 2xx is not the answer its protocol promises, or undefined when its content type fits: a stream's
+ * must be the stream's own (`streamType`: the adapter's stream content type), a whole answer's JSON. An
+ * absent content type is let through (the body is judged instead). Only a media type that looks like one
+ * is quoted.
+ */
+export function contentTypeProblem(headers: Headers, streamType?: string): string | undefined {
+  const header = headers.get("content-type");
+  if (header === null) return undefined;
+  const media = mediaType(header);
+  const wanted = streamType === undefined ? "JSON" : mediaType(streamType);
+  if (streamType === undefined ? media === "application/json" || media.endsWith("+json") : media === wanted) return undefined;
+  const shown = /^[a-z0-9.+-]{1,40}\/[a-z0-9.+-]{1,60}$/.test(media) ? media : "an unrecognised type";
+  return `the upstream answered 2xx with content of type ${shown}, not ${wanted}`;
+}
+
+const mediaType = (contentType: string) => contentType.split(";", 1)[0]!.trim().toLowerCase();
+
+/**
+ * A 2xx that is not the answer its protocol promises (a stream that ended or broke before its first byte,
+ * a wrong content type, a body that is not a JSON object): an upstream fault routing may fail over from,
+ * never relayed. The message names the cause, never the body; a `body` given is dropped unread.
+ */
+export function badAnswerFailure(ingress: ProtocolAdapter, message: string, body?: ReadableStream<Uint8Array> | null): AttemptResult<Response> {
+  body?.cancel().catch(() => {});
   const error = irError("api_error", message, { status: 502, failure: "transient" });
   return { ok: false, error, cause: "upstream", relay: () => ingress.encodeError(error) };
 }
@@ -95,9 +128,9 @@ export async function firstOf<T>(reader: { read(): Promise<{ done: boolean; valu
   try {
     const first = await reader.read();
     if (!first.done) return { ok: true, value: first.value as T };
-    return { ok: false, failure: emptyStreamFailure(ingress, "the upstream stream ended before it began") };
+    return { ok: false, failure: badAnswerFailure(ingress, "the upstream stream ended before it began") };
   } catch (error) {
     if (isUpstreamTimeout(error)) return { ok: false, failure: noAnswerFailure(ingress, { ok: false, reason: "timeout", message: "the upstream stopped answering" }) };
-    return { ok: false, failure: emptyStreamFailure(ingress, "the upstream stream broke off before it began") };
+    return { ok: false, failure: badAnswerFailure(ingress, "the upstream stream broke off before it began") };
   }
 }

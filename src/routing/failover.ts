@@ -23,6 +23,8 @@ export interface RoutingCounters {
 
 /** How an attempt's answer ends, told once: whole, broken after its first byte, or abandoned by the client. */
 export interface LaneTicket {
+  /** When the request's `failover.timeout_secs` runs out (routing clock, ms): reading a whole answer stops there. */
+  readonly deadline?: number;
   ok(): void;
   broke(error: IrError): void;
   released(): void;
@@ -181,7 +183,7 @@ class RouteRun<R> {
     routing.attempt(pool, lane.name);
     counters.inflight += 1;
     counters.admitted += 1;
-    return new Ticket(counters, breaker, pool, lane.name, routing, probe);
+    return new Ticket(counters, breaker, pool, lane.name, routing, probe, this.deadline);
   }
 
   /** What one attempt's result means for the request: an answer to give, or undefined to go on. */
@@ -260,6 +262,7 @@ class Ticket implements LaneTicket {
     private readonly lane: string,
     private readonly routing: RoutingCounters,
     private readonly probe: boolean,
+    readonly deadline: number,
   ) {}
 
   ok(): void {

@@ -19,28 +19,59 @@ export interface UpstreamCall {
   /** Aborts when the client disconnects (Request.signal). */
   readonly clientSignal: AbortSignal;
   readonly timeoutMs: number;
+  /** An answer to be read whole: its body is left in its content encoding for readAnswer to decode within the cap. */
+  readonly whole: boolean;
 }
 
-export type UpstreamOutcome =
-  | { readonly ok: true; readonly response: Response }
-  /** No HTTP answer: refused, reset, DNS, TLS, timed out, or the client left first. */
-  | { readonly ok: false; readonly reason: "timeout" | "connect" | "client_gone"; readonly message: string };
+/**
+ * Why an upstream gave no answer the gateway could use, as a word routing and metrics know: no HTTP answer
+ * (timeout, connect), an answer too large, cut short or undecodable, or the client left first.
+ */
+export type FaultReason = "timeout" | "connect" | "client_gone" | "too_large" | "cut_short" | "unreadable";
+
+/** An upstream fault; `message` is the gateway's own short wording (transportCause), never Bun's. */
+export interface UpstreamFault {
+  readonly ok: false;
+  readonly reason: FaultReason;
+  readonly message: string;
+}
+
+/** `encoded`: the body is still in its Content-Encoding (a `whole` call), for readAnswer to decode. */
+export type UpstreamOutcome = { readonly ok: true; readonly response: Response; readonly encoded: boolean } | UpstreamFault;
 
 export type UpstreamFetch = (url: string, init: BunFetchRequestInit) => Promise<Response>;
 
 /** Bun's fetch rejects with this when the upstream stayed silent past the bound (also while a body is read). */
 export const isUpstreamTimeout = (error: unknown) => error instanceof Error && error.name === "TimeoutError";
 
+/**
+ * A transport error as a short cause of our own: clients and logs hear these words, not Bun's (whose
+ * messages suggest `verbose: true` to fetch()). The one place such errors are put into words.
+ */
+export function transportCause(error: unknown): string {
+  if (isUpstreamTimeout(error)) return "timed out";
+  const code = typeof (error as { code?: unknown } | null)?.code === "string" ? (error as { code: string }).code : "";
+  if (code === "ECONNREFUSED") return "connection refused";
+  if (code === "ECONNRESET" || code === "EPIPE" || code === "ConnectionClosed") return "connection reset";
+  if (code === "ENOTFOUND" || code.startsWith("EAI_") || code.startsWith("DNS")) return "DNS lookup failed";
+  if (code === "EPROTO" || /CERT|TLS|SSL|SIGNATURE|ISSUER/.test(code)) return "TLS handshake or certificate failed";
+  return "connection failed";
+}
+
 export async function callUpstream(call: UpstreamCall, fetchImpl: UpstreamFetch = fetch): Promise<UpstreamOutcome> {
   try {
-    const response = await fetchImpl(call.url, { method: "POST", headers: call.headers, body: call.body, signal: call.clientSignal, redirect: "manual", timeout: call.timeoutMs, session: call.session });
-    return { ok: true, response };
+    // Bun inflates a compressed body as fast as it arrives, past any cap (a 0.5 MB gzip bomb became 512 MB);
+    // an answer read whole is inflated by readAnswer instead, within the cap. Streams keep Bun's.
+    const response = await fetchImpl(call.url, { method: "POST", headers: call.headers, body: call.body, signal: call.clientSignal, redirect: "manual", timeout: call.timeoutMs, session: call.session, decompress: !call.whole });
+    return { ok: true, response, encoded: call.whole };
   } catch (error) {
-    if (call.clientSignal.aborted) return { ok: false, reason: "client_gone", message: "client disconnected" };
+    if (call.clientSignal.aborted) return CLIENT_GONE;
     if (isUpstreamTimeout(error)) return { ok: false, reason: "timeout", message: `upstream stayed silent for ${call.timeoutMs / 1000} s` };
-    return { ok: false, reason: "connect", message: `upstream unreachable: ${(error as Error).message}` };
+    return { ok: false, reason: "connect", message: `upstream unreachable: ${transportCause(error)}` };
   }
 }
+
+export const CLIENT_GONE: UpstreamFault = { ok: false, reason: "client_gone", message: "client disconnected" };
 
 export interface PoolSettings {
   /** Idle keep-alive connections kept per upstream host; 0 closes each after its answer. */

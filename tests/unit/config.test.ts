@@ -267,7 +267,7 @@ describe("the whole tree", () => {
 
   test("defaults fill what the file leaves out", () => {
     const snapshot = okSnapshot(load(MINIMAL, { UP_KEY: "k" }));
-    expect(snapshot.config.limits).toEqual({ upstream_request_timeout_secs: 300, pool_max_idle_per_host: 64, pool_idle_timeout_secs: 90, max_inbound_concurrent: 4096, body_read_timeout_secs: 30, shutdown_drain_secs: 30 });
+    expect(snapshot.config.limits).toEqual({ upstream_request_timeout_secs: 300, pool_max_idle_per_host: 64, pool_idle_timeout_secs: 90, max_inbound_concurrent: 4096, body_read_timeout_secs: 30, shutdown_drain_secs: 30, max_upstream_response_bytes: 33554432 });
     expect(snapshot.listeners.admin).toEqual({ hostname: "127.0.0.1", port: 8081, tls: undefined });
     expect(snapshot.pools.get("chat")?.failover).toEqual({ max_hops: 3, timeout_secs: 120 });
     expect(snapshot.pools.get("m1")?.implicit).toBe(true);

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { usageMember } from "../../src/dataplane/passthrough.ts";
+import { isWholeObject, usageMember } from "../../src/dataplane/passthrough.ts";
 
 test("usageMember cuts out the top-level usage object, and copes with what could fool it", () => {
   const openai = JSON.stringify({ id: "x", choices: [{ message: { content: 'say "usage" {not json}' } }], usage: { prompt_tokens: 5, completion_tokens: 7, prompt_tokens_details: { cached_tokens: 2 } } });
@@ -16,4 +16,24 @@ test("usageMember cuts out the top-level usage object, and copes with what could
   // Pretty-printed bodies and non-ASCII text cut the same way.
   const pretty = JSON.stringify({ content: "héllo ✓", usage: { input_tokens: 1, note: "ünï ✓" } }, null, 2);
   expect(usageMember(pretty)).toEqual({ usage: { input_tokens: 1, note: "ünï ✓" } });
+});
+
+test("isWholeObject tells one whole JSON object from truncated, HTML or binary bytes in one pass", () => {
+  const bytes = (text: string) => new TextEncoder().encode(text);
+  for (const whole of ['{"a":1}', ' \n{"a":{"b":[1,{"c":"}"}]},"usage":{"x":1}}\n', '{"s":"a \\" } quote"}', "{}"]) expect(isWholeObject(bytes(whole))).toBe(true);
+  const cut = ['{"a":1', '{"a":{"b":1}', '{"a":"}', "[1,2]", "<html>{}</html>", '{"a":1}{"b":2}', '{"a":1}}', "", "   ", "{"];
+  for (const text of cut) expect(isWholeObject(bytes(text))).toBe(false);
+  expect(isWholeObject(Uint8Array.from({ length: 4096 }, (_, i) => (i * 37 + 128) & 0xff))).toBe(false);
+});
+
+test("isWholeObject: every JSON object is whole and none of its proper prefixes is, escapes at any distance included", () => {
+  const pieces = ["a", "\\", '"', "\\\\", '\\"', "}", "{", "]", " ", "é", "\n"];
+  let seed = 7;
+  const random = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+  for (let n = 0; n < 200; n++) {
+    const text = Array.from({ length: Math.floor(random() * 120) }, () => pieces[Math.floor(random() * pieces.length)]).join("");
+    const bytes = new TextEncoder().encode(JSON.stringify({ k: text, list: [text, { deep: text }], usage: { n } }));
+    expect(isWholeObject(bytes)).toBe(true);
+    for (let cut = 1; cut < bytes.length; cut += 3) expect(isWholeObject(bytes.subarray(0, cut))).toBe(false);
+  }
 });
