@@ -107,7 +107,8 @@ export function contentTypeProblem(headers: Headers, streamType?: string): strin
   return `the upstream answered 2xx with content of type ${shown}, not ${wanted}`;
 }
 
-const mediaType = (contentType: string) => contentType.split(";", 1)[0]!.trim().toLowerCase();
+/** The media type alone, lowercase; the usual exact `application/json` takes no copy. */
+const mediaType = (contentType: string) => (contentType === "application/json" ? contentType : contentType.split(";", 1)[0]!.trim().toLowerCase());
 
 /**
  * A 2xx that is not the answer its protocol promises (a stream that ended or broke before its first byte,
