@@ -15,6 +15,19 @@ export const Enum = <const T extends readonly string[]>(values: T, options: { de
   });
 
 /** Names of providers, models, pools, groups, hooks: safe in URL paths and metric labels. */
+// Upper bounds on numbers, so a value no one means (1e300 in a PUT /config/settings) is refused with its
+// path instead of overflowing a timer (setTimeout fires at once past 2^31 ms) or a counter.
+/** Seconds: a day is longer than any deadline, cooldown or drain an operator sets. */
+const SECS_MAX = 86400;
+/** Counts of requests, connections, slots and weights. */
+const COUNT_MAX = 1_000_000_000;
+/** Bytes: Bun's own cap on a body (http/serve.ts HARD_CAP_BYTES). */
+const BYTES_MAX = 4 * 1024 * 1024 * 1024;
+/** A signed 32-bit integer, what vendors take for token counts. */
+const INT32_MAX = 2 ** 31 - 1;
+/** Cost units per 1M tokens or per request. */
+const PRICE_MAX = 1_000_000_000;
+
 export const NAME_PATTERN = "^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$";
 const NameMap = <T extends TSchema>(value: T, description: string) =>
   Type.Record(Type.String({ pattern: NAME_PATTERN }), value, {
@@ -66,8 +79,8 @@ export type ProtocolName = (typeof PROTOCOLS)[number];
 
 const HealthCfg = Strict({
   mode: Type.Optional(Enum(["none", "dead", "active"], { description: "none | dead (probe tripped lanes) | active (probe all lanes)" })),
-  interval_secs: Type.Optional(Type.Number({ minimum: 1, description: "probe interval, floored at 1 s" })),
-  timeout_secs: Type.Optional(Type.Number({ minimum: 1, description: "probe timeout, floored at 1 s" })),
+  interval_secs: Type.Optional(Type.Number({ minimum: 1, maximum: SECS_MAX, description: "probe interval, floored at 1 s" })),
+  timeout_secs: Type.Optional(Type.Number({ minimum: 1, maximum: SECS_MAX, description: "probe timeout, floored at 1 s" })),
 });
 
 const ProviderCfg = Strict({
@@ -88,23 +101,23 @@ export type ProviderCfg = Static<typeof ProviderCfg>;
 const ModelCfg = Strict({
   provider: Type.String({ description: "a key of providers" }),
   model: Type.Optional(Type.String({ minLength: 1, description: "the upstream's model name; defaults to this model's key" })),
-  context_window: Type.Optional(Type.Integer({ minimum: 1, description: "tokens; used by context-length failover" })),
-  max_concurrent: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { description: "per-lane cap across all pools; null = none", default: null })),
-  max_requests: Type.Optional(Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description: "per-lane lifetime budget; null = none", default: null })),
+  context_window: Type.Optional(Type.Integer({ minimum: 1, maximum: INT32_MAX, description: "tokens; used by context-length failover" })),
+  max_concurrent: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: COUNT_MAX }), Type.Null()], { description: "per-lane cap across all pools; null = none", default: null })),
+  max_requests: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }), Type.Null()], { description: "per-lane lifetime budget; null = none", default: null })),
 });
 export type ModelCfg = Static<typeof ModelCfg>;
 
 export const BreakerCfg = Strict({
   error_rate: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1, default: 0.5, description: "trip when this share of the outcomes in window_secs failed" })),
-  window_secs: Type.Optional(Type.Number({ exclusiveMinimum: 0, default: 60, description: "window of the error_rate trip" })),
-  min_requests: Type.Optional(Type.Integer({ minimum: 1, default: 5, description: "outcomes in the window before error_rate can trip" })),
-  consecutive_n: Type.Optional(Type.Integer({ minimum: 1, default: 3, description: "consecutive failures that trip the breaker" })),
-  base_cooldown_secs: Type.Optional(Type.Number({ exclusiveMinimum: 0, default: 15, description: "first cooldown; it doubles on each further trip" })),
-  max_cooldown_secs: Type.Optional(Type.Number({ exclusiveMinimum: 0, default: 120, description: "ceiling of the doubling cooldown (an upstream Retry-After may exceed it)" })),
+  window_secs: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: SECS_MAX, default: 60, description: "window of the error_rate trip" })),
+  min_requests: Type.Optional(Type.Integer({ minimum: 1, maximum: COUNT_MAX, default: 5, description: "outcomes in the window before error_rate can trip" })),
+  consecutive_n: Type.Optional(Type.Integer({ minimum: 1, maximum: COUNT_MAX, default: 3, description: "consecutive failures that trip the breaker" })),
+  base_cooldown_secs: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: SECS_MAX, default: 15, description: "first cooldown; it doubles on each further trip" })),
+  max_cooldown_secs: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: SECS_MAX, default: 120, description: "ceiling of the doubling cooldown (an upstream Retry-After may exceed it)" })),
 });
 export const FailoverCfg = Strict({
-  max_hops: Type.Optional(Type.Integer({ minimum: 1, default: 3, description: "most lanes one request tries" })),
-  timeout_secs: Type.Optional(Type.Number({ exclusiveMinimum: 0, default: 120, description: "deadline for one request across all its hops" })),
+  max_hops: Type.Optional(Type.Integer({ minimum: 1, maximum: 64, default: 3, description: "most lanes one request tries" })),
+  timeout_secs: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: SECS_MAX, default: 120, description: "deadline for one request across all its hops" })),
 });
 export const OnExhausted = Type.String({
   pattern: "^(reject|status_503|least_bad|fallback_pool:[A-Za-z0-9][A-Za-z0-9._@-]{0,127})$",
@@ -114,7 +127,7 @@ export const OnExhausted = Type.String({
 
 const PoolMember = Strict({
   model: Type.String({ description: "a key of models" }),
-  weight: Type.Optional(Type.Number({ exclusiveMinimum: 0, default: 1, description: "relative share of the pool's traffic" })),
+  weight: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: COUNT_MAX, default: 1, description: "relative share of the pool's traffic" })),
 });
 const PoolCfg = Strict({
   members: Type.Array(PoolMember, { minItems: 1, description: "the lanes the pool routes across" }),
@@ -132,10 +145,10 @@ const PoolsCfg = Type.Object(
 );
 
 const RateCardEntry = Strict({
-  input: Type.Number({ minimum: 0, description: "per 1M uncached input tokens" }),
-  output: Type.Number({ minimum: 0, description: "per 1M output tokens" }),
-  cache_read: Type.Optional(Type.Number({ minimum: 0, default: 0, description: "per 1M cache-read input tokens" })),
-  cache_creation: Type.Optional(Type.Number({ minimum: 0, default: 0, description: "per 1M cache-creation input tokens" })),
+  input: Type.Number({ minimum: 0, maximum: PRICE_MAX, description: "per 1M uncached input tokens" }),
+  output: Type.Number({ minimum: 0, maximum: PRICE_MAX, description: "per 1M output tokens" }),
+  cache_read: Type.Optional(Type.Number({ minimum: 0, maximum: PRICE_MAX, default: 0, description: "per 1M cache-read input tokens" })),
+  cache_creation: Type.Optional(Type.Number({ minimum: 0, maximum: PRICE_MAX, default: 0, description: "per 1M cache-creation input tokens" })),
 });
 
 export const ADMIN_SCOPES = ["read-only", "full"] as const;
@@ -151,7 +164,7 @@ const AuthCfg = Strict({
 }, { default: {} });
 
 const WINDOWS = ["minute", "hour", "day", "month", "total"] as const;
-const NullableUint = (description: string) => Type.Optional(Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description }));
+const NullableUint = (description: string) => Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }), Type.Null()], { description }));
 const LimitPool = Type.Optional(Type.Union([Type.String(), Type.Null()], { description: "limit only requests routed to this pool; absent or null = every pool" }));
 const WindowLimit = Strict({
   window: Enum(WINDOWS),
@@ -160,7 +173,7 @@ const WindowLimit = Strict({
   budget_cents: NullableUint("spend per window, in rate_card cost units (one unit = one cent); over it: insufficient_quota"),
   pool: LimitPool,
 });
-const ConcurrentLimit = Strict({ concurrent: Type.Integer({ minimum: 1, description: "most requests in flight at once (streams hold a slot until they end)" }), pool: LimitPool });
+const ConcurrentLimit = Strict({ concurrent: Type.Integer({ minimum: 1, maximum: COUNT_MAX, description: "most requests in flight at once (streams hold a slot until they end)" }), pool: LimitPool });
 export const LimitCfg = Type.Union([WindowLimit, ConcurrentLimit], {
   description: "a windowed limit {window, requests?, tokens?, budget_cents?, pool?} or {concurrent, pool?}",
 });
@@ -190,7 +203,7 @@ export const HookCfg = Strict({
   priority: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535, default: 0, description: "transform-chain order and reject tie-break" })),
   at: Type.Optional(Type.Union([Enum(["request", "candidate", "routing", "response"]), Type.Null()], { description: "tap stage; null for a gate" })),
   on_error: Type.Optional(Type.String({ minLength: 1, default: "weighted", description: "weighted | reject | first | nothing | <fallback hook>" })),
-  timeout_ms: Type.Optional(Type.Integer({ minimum: 1, default: 200, description: "gate decision deadline (milliseconds)" })),
+  timeout_ms: Type.Optional(Type.Integer({ minimum: 1, maximum: 60000, default: 200, description: "gate decision deadline (milliseconds)" })),
   settings: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { default: {}, description: "settings bag handed to the hook" })),
   global: Type.Optional(Type.Boolean({ default: false, description: "fire on every request, as if listed in pools.hooks" })),
 });
@@ -213,13 +226,13 @@ const ExportCfg = Strict({
 });
 
 const LimitsCfg = Strict({
-  upstream_request_timeout_secs: Type.Optional(Type.Number({ exclusiveMinimum: 0, default: 300, "x-restart": true, description: "longest an upstream may stay silent: before its answer starts (504) and between its bytes (socket idle timer, fires up to two 4 s steps late)" })),
-  pool_max_idle_per_host: Type.Optional(Type.Integer({ minimum: 0, default: 64, "x-restart": true, description: "idle keep-alive connections kept per upstream host" })),
-  pool_idle_timeout_secs: Type.Optional(Type.Number({ minimum: 0, default: 90, "x-restart": true, description: "how long an idle upstream connection is kept" })),
-  max_inbound_concurrent: Type.Optional(Type.Integer({ minimum: 1, default: 4096, "x-restart": true, description: "global cap on concurrent data-plane requests" })),
+  upstream_request_timeout_secs: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: SECS_MAX, default: 300, "x-restart": true, description: "longest an upstream may stay silent: before its answer starts (504) and between its bytes (socket idle timer, fires up to two 4 s steps late)" })),
+  pool_max_idle_per_host: Type.Optional(Type.Integer({ minimum: 0, maximum: COUNT_MAX, default: 64, "x-restart": true, description: "idle keep-alive connections kept per upstream host" })),
+  pool_idle_timeout_secs: Type.Optional(Type.Number({ minimum: 0, maximum: SECS_MAX, default: 90, "x-restart": true, description: "how long an idle upstream connection is kept" })),
+  max_inbound_concurrent: Type.Optional(Type.Integer({ minimum: 1, maximum: COUNT_MAX, default: 4096, "x-restart": true, description: "global cap on concurrent data-plane requests" })),
   body_read_timeout_secs: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 3600, default: 30, description: "longest a model request's body may take to arrive once its headers have; past it 408 and the connection is closed, freeing its max_inbound_concurrent slot" })),
-  shutdown_drain_secs: Type.Optional(Type.Number({ minimum: 0, default: 30, description: "how long SIGTERM waits for in-flight requests before closing them" })),
-  max_upstream_response_bytes: Type.Optional(Type.Integer({ minimum: 1024, default: 33554432, description: "largest upstream answer read whole (non-stream answers and error bodies; counted after decompression); past it the read stops and the caller gets a 502, the lane a transient fault (streams are not read whole and are not capped)" })),
+  shutdown_drain_secs: Type.Optional(Type.Number({ minimum: 0, maximum: SECS_MAX, default: 30, description: "how long SIGTERM waits for in-flight requests before closing them" })),
+  max_upstream_response_bytes: Type.Optional(Type.Integer({ minimum: 1024, maximum: BYTES_MAX, default: 33554432, description: "largest upstream answer read whole (non-stream answers and error bodies; counted after decompression); past it the read stops and the caller gets a 502, the lane a transient fault (streams are not read whole and are not capped)" })),
 }, { default: {} });
 
 /** A browser origin as sent in `Origin`: scheme://host[:port], no path. */
@@ -227,11 +240,11 @@ const Origin = (star: boolean) =>
   Type.String({ pattern: `^(${star ? "\\*|" : ""}https?://[^/\\s]+)$`, "x-expected": `an origin such as https://app.example.com (scheme, host, optional port; no path)${star ? " or *" : ""}` });
 
 const SecurityCfg = Strict({
-  max_body_bytes: Type.Optional(Type.Integer({ minimum: 1024, default: 33554432, description: "data-plane request body limit (bytes)" })),
-  admin_max_body_bytes: Type.Optional(Type.Integer({ minimum: 1024, default: 8388608, description: "admin-plane request body limit (bytes)" })),
+  max_body_bytes: Type.Optional(Type.Integer({ minimum: 1024, maximum: BYTES_MAX, default: 33554432, description: "data-plane request body limit (bytes)" })),
+  admin_max_body_bytes: Type.Optional(Type.Integer({ minimum: 1024, maximum: BYTES_MAX, default: 8388608, description: "admin-plane request body limit (bytes)" })),
   admin_rate_limit: Type.Optional(Strict({
-    per_second: Type.Optional(Type.Number({ exclusiveMinimum: 0, default: 20, description: "admin requests per second per source address (sustained)" })),
-    burst: Type.Optional(Type.Integer({ minimum: 1, default: 100, description: "admin requests a source address may make at once before the rate applies" })),
+    per_second: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: COUNT_MAX, default: 20, description: "admin requests per second per source address (sustained)" })),
+    burst: Type.Optional(Type.Integer({ minimum: 1, maximum: COUNT_MAX, default: 100, description: "admin requests a source address may make at once before the rate applies" })),
   }, { default: {}, description: "past it the admin plane answers 429 rate_limited with Retry-After" })),
   allowed_origins: Type.Optional(Type.Array(Origin(true), { default: [], description: "browser origins the data plane answers with CORS (preflight included); any other Origin is 403. `*` allows every origin" })),
   admin_allowed_origins: Type.Optional(Type.Array(Origin(false), { default: [], description: "browser origins besides the admin listener's own that may call the admin API; any other Origin is 403" })),
@@ -246,7 +259,7 @@ const AdvancedCfg = Strict({
     server_timing: Type.Optional(Type.Boolean({ default: true })),
     route_policy: Type.Optional(Type.Boolean({ default: true })),
   }, { default: {}, "x-restart": true })),
-  config_versions_retained: Type.Optional(Type.Integer({ minimum: 1, default: 100, description: "config versions kept for history, diff and rollback" })),
+  config_versions_retained: Type.Optional(Type.Integer({ minimum: 1, maximum: 100000, default: 100, description: "config versions kept for history, diff and rollback" })),
 }, { default: {} });
 
 export const GatewayConfig = Strict({
@@ -273,7 +286,7 @@ export const GatewayConfig = Strict({
   models: Type.Optional(NameMap(ModelCfg, "model alias -> lane (a provider plus the upstream's model name)")),
   pools: Type.Optional(PoolsCfg),
   rate_card: Type.Optional(Type.Record(Type.String({ minLength: 1 }), RateCardEntry, { default: {}, description: "abstract cost units per 1M tokens, by model alias (the models: key that served the request); one unit counts as one cent of budget_cents" })),
-  per_request_fee: Type.Optional(Type.Number({ minimum: 0, default: 0, description: "abstract cost units per admitted request (charged at admission)" })),
+  per_request_fee: Type.Optional(Type.Number({ minimum: 0, maximum: PRICE_MAX, default: 0, description: "abstract cost units per admitted request (charged at admission)" })),
   auth: Type.Optional(AuthCfg),
   groups: Type.Optional(NameMap(GroupCfg, "group name -> limits")),
   "identity-providers": Type.Optional(NameMap(IdentityProviderCfg, "instance name -> identity provider")),

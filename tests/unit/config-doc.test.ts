@@ -59,7 +59,7 @@ describe("config-doc generator", () => {
   test("types are in words", () => {
     expect(row("auth.signing_key")[1]).toBe("secret reference");
     expect(row("providers.<name>.api_key")[1]).toBe("secret reference or string");
-    expect(row("limits.max_inbound_concurrent")[1]).toBe("integer >= 1");
+    expect(row("limits.max_inbound_concurrent")[1]).toBe("integer 1..1000000000");
     expect(row("providers")[1]).toBe("map name -> object");
     expect(row("hooks.<name>.prompt")[1]).toBe("one of no \\| ro \\| rw");
   });
