@@ -249,6 +249,10 @@ ${autoProviders()}
 
 \`limits.shutdown_drain_secs\`, \`security.max_body_bytes\` and \`security.admin_max_body_bytes\` are this project's own additions, not named by the spec. A request body over the limit (by \`Content-Length\`, or counted as a chunked body streams in) is answered \`413\`: on the data plane in the caller's protocol's own error shape, on the admin plane and on data-plane paths of no protocol with the gateway's error envelope \`{"error": {"code": ..., "message": ...}}\`.
 
+## Bounds on what the gateway reads
+
+Fixed, not settable: a JSON body (either plane) nesting objects or arrays deeper than 64 levels is refused (\`400\`, before it is parsed); YAML config text is bounded as above (1 MiB, 64 levels, 100 alias uses). Settable, each in the reference below: the request body size (\`security.max_body_bytes\`, \`security.admin_max_body_bytes\`), the body-read deadline (\`limits.body_read_timeout_secs\`), the size of an upstream answer read whole, counted after decompression (\`limits.max_upstream_response_bytes\`), the deadline of one request across its hops, which also ends the reading of a non-stream answer (\`routing.failover.timeout_secs\`), and the metering kept while the store refuses writes (\`store.settings.max_unsaved_rows\`). Every number in the config has an upper bound as well as a lower one (a day of seconds, 10^9 counts, 4 GiB of bytes, 2^31-1 tokens), so a value such as \`1e300\` is an error naming its path. docs/operations.md, "Limits at a glance", says what each answers past its bound.
+
 ## Reference
 
 Columns: **Path** (\`<name>\` is a key you choose, \`<key>\` any string key, \`[]\` a list item); **Default** (\`required\`: must be given; \`—\`: absent unless set, see the description); **Applies**: \`restart\` = read at boot only; a change is stored but takes effect on the next restart (\`PUT /config/settings\` names it in \`reload_to_apply\`); \`live\` = takes effect on config apply/reload.
