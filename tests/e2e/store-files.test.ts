@@ -4,7 +4,7 @@
 // file exists, and the boot says so.
 import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { json, LISTEN_ANY, runGateway, startGateway, tempDir } from "../support/gateway.ts";
 
@@ -28,6 +28,7 @@ async function refused(dir: string, ...expected: string[]): Promise<void> {
   const configPath = join(dir, "gateway.test.yaml");
   writeFileSync(configPath, CONFIG);
   const run = await runGateway(["--config", configPath], { cwd: dir, env: ENV });
+  expect(run.stderr).not.toContain("fatal error");
   expect(run.code).toBe(1);
   const lines = run.stderr.trim().split("\n");
   expect(lines).toHaveLength(1);
@@ -95,5 +96,82 @@ describe("bad store files stop the boot", () => {
     for (let at = 4096 + 16; at < bytes.length; at += 4096) bytes.fill(0xa5, at, at + 64);
     writeFileSync(path, bytes);
     await refused(dir, "corrupt");
+  });
+});
+
+describe("more bad store files (review of issue 22 class 10)", () => {
+  test("a sqlite file of another application is refused and left as it was, not taken over", async () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, "state"));
+    const other = new Database(join(dir, "state/gateway.db"));
+    other.run("CREATE TABLE invoices (id INTEGER PRIMARY KEY, total REAL)");
+    other.run("INSERT INTO invoices (total) VALUES (12.5)");
+    other.close();
+    await refused(dir, "is a sqlite database but not a gateway store", "invoices");
+    const after = new Database(join(dir, "state/gateway.db"), { readonly: true });
+    expect(after.query("SELECT name FROM sqlite_master WHERE type = 'table'").all()).toEqual([{ name: "invoices" }]);
+    after.close();
+  });
+
+  test("a store cut short mid-page is truncated, named with its size", async () => {
+    const { dir } = await populated();
+    const path = join(dir, "state/gateway.db");
+    const bytes = readFileSync(path);
+    writeFileSync(path, bytes.subarray(0, bytes.length - 1000));
+    await refused(dir, "is truncated", `${bytes.length - 1000} bytes`);
+    writeFileSync(path, bytes.subarray(0, 60));
+    await refused(dir, "is truncated", "shorter than a sqlite header");
+  });
+
+  test("a store from a newer gateway names both schema versions", async () => {
+    const { dir } = await populated();
+    edit(dir, "INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', 0)");
+    await refused(dir, "schema version 999", "newer than this build knows (6)");
+  });
+
+  test("a directory at the store path, and a path under a file, are refused naming the path", async () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, "state/gateway.db"), { recursive: true });
+    await refused(dir, "is a directory");
+    const other = tempDir();
+    writeFileSync(join(other, "state"), "a file where the store's directory should be");
+    await refused(other, "cannot open sqlite store", "not a directory");
+  });
+
+  test("a table or column the gateway reads at boot gone: one line naming it, no stack trace", async () => {
+    for (const table of ["keys", "groups", "ledger", "audit", "meta"]) {
+      const { dir } = await populated();
+      edit(dir, `DROP TABLE ${table}`);
+      await refused(dir, `has no table ${table}`);
+    }
+    const { dir } = await populated();
+    edit(dir, "ALTER TABLE keys DROP COLUMN labels");
+    await refused(dir, "no such column: labels");
+  });
+
+  test("a meta row that is not a time does not stop the boot; the unclean-stop line names no time", async () => {
+    const { dir } = await populated();
+    edit(dir, "INSERT OR REPLACE INTO meta (key, value) VALUES ('ledger_written_at', 'garbage'), ('run_state', 'running')");
+    const gw = await startGateway(CONFIG, { env: ENV, dir });
+    await gw.stop();
+    expect(gw.logs.some((line) => line.includes("previous run did not stop cleanly") && !line.includes("last ledger write"))).toBe(true);
+  });
+
+  test("--verify-audit on a store that does not exist refuses naming it and creates nothing", async () => {
+    const dir = tempDir();
+    const configPath = join(dir, "gateway.test.yaml");
+    writeFileSync(configPath, CONFIG);
+    const run = await runGateway(["--verify-audit", "--config", configPath], { cwd: dir, env: ENV });
+    expect(run.code).toBe(1);
+    expect(run.stderr.trim()).toBe(`store unavailable: store ${join(dir, "state/gateway.db")} does not exist; there is no audit log to verify`);
+    expect(existsSync(join(dir, "state"))).toBe(false);
+  });
+
+  test("a :memory: store still boots and serves admin writes", async () => {
+    const gw = await startGateway(CONFIG.replace("./state/gateway.db", "\":memory:\""), { env: ENV });
+    const created = await fetch(`${gw.admin}/groups`, { method: "POST", headers: { "x-admin-token": ENV.GW_ADMIN, "content-type": "application/json" }, body: JSON.stringify({ name: "mem" }) });
+    expect(created.status).toBe(201);
+    await gw.stop();
+    expect(gw.logs.some((line) => line.includes("creating new store"))).toBe(false);
   });
 });
