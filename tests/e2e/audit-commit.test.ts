@@ -113,6 +113,30 @@ describe("a mutation whose audit entry fails is not applied", () => {
     expect((await json(await call("/config/versions"))).items.map((v: { version: number }) => v.version)).toEqual([version]);
   });
 
+  test("keys: each PATCH member alone answers 500 and none is live; the key serves as before", async () => {
+    const members = [{ name: "renamed" }, { enabled: false }, { allowed_pools: [] }, { labels: { team: "x" } }, { group: "existing-group" }, { allowed_pools: null, labels: null, group: null }];
+    for (const member of members) await expect500(await call(`/keys/${key.id}`, "PATCH", member));
+    expect(await json(await call(`/keys/${key.id}`))).toMatchObject({ name: "existing", enabled: true, allowed_pools: null, group: null, labels: {}, state: "active" });
+    expect((await chat(key.token)).status).toBe(200);
+    const entries = (await json(await call(`/audit?limit=${members.length}`))).items as { action: string; outcome: string }[];
+    expect(entries.every((e) => e.action === "key.update" && e.outcome === "rejected")).toBe(true);
+  });
+
+  test("POST /auth/cache/flush and POST /restart answer 500 in the envelope; the process does not restart", async () => {
+    const started = (await json(await call("/info"))).started_at;
+    await expect500(await call("/auth/cache/flush", "POST"));
+    await expect500(await call("/restart", "POST"));
+    await Bun.sleep(300);
+    expect(gw.proc.exitCode).toBeNull();
+    expect((await json(await call("/info"))).started_at).toBe(started);
+    const entries = (await json(await call("/audit?limit=2"))).items.reverse() as { action: string; outcome: string }[];
+    expect(entries.map((e) => [e.action, e.outcome])).toEqual([
+      ["auth.cache_flush", "rejected"],
+      ["gateway.restart", "rejected"],
+    ]);
+    expect(gw.logs.some((line) => line.includes("unhandled error"))).toBe(false);
+  });
+
   test("a refused mutation is still audited as rejected while applied entries fail", async () => {
     const before = (await json(await call("/audit?limit=1"))).items[0].seq as number;
     expect((await call("/groups", "POST", { name: "existing-group" })).status).toBe(409);
@@ -134,5 +158,31 @@ describe("a mutation whose audit entry fails is not applied", () => {
     const d = db();
     expect(d.query("SELECT name, revoked_at, deleted_at FROM keys").all()).toEqual([{ name: "existing", revoked_at: null, deleted_at: null }]);
     d.close();
+  });
+});
+
+describe("a mutation whose own store write fails leaves no applied entry", () => {
+  test("keys and groups tables refusing writes: 500, nothing live, each attempt rejected, the chain intact", async () => {
+    const d = db();
+    for (const [table, op] of [["keys", "INSERT"], ["keys", "UPDATE"], ["groups", "INSERT"], ["groups", "UPDATE"], ["groups", "DELETE"]]) {
+      d.run(`CREATE TRIGGER fail_${table}_${op} BEFORE ${op} ON ${table} BEGIN SELECT RAISE(ABORT, 'disk I/O error'); END`);
+    }
+    d.close();
+    const before = (await json(await call("/audit?limit=1"))).items[0].seq as number;
+    await expect500(await call("/keys", "POST", { name: "never-minted" }));
+    await expect500(await call(`/keys/${key.id}`, "PATCH", { enabled: false }));
+    await expect500(await call(`/keys/${key.id}/revoke`, "POST"));
+    await expect500(await call(`/keys/${key.id}`, "DELETE"));
+    await expect500(await call("/groups", "POST", { name: "never-created" }));
+    await expect500(await call("/groups/existing-group", "PATCH", { enabled: false }));
+    await expect500(await call("/groups/existing-group", "DELETE"));
+    expect((await chat(key.token)).status).toBe(200);
+    expect((await json(await call("/keys"))).items.map((k: { name: string }) => k.name)).toEqual(["existing"]);
+    expect(await json(await call("/groups/existing-group"))).toMatchObject({ enabled: true });
+    expect((await call("/groups/never-created")).status).toBe(404);
+    const entries = (await json(await call("/audit?limit=7"))).items as { seq: number; outcome: string }[];
+    expect(entries.map((e) => e.seq)).toEqual([7, 6, 5, 4, 3, 2, 1].map((i) => before + i));
+    expect(entries.every((e) => e.outcome === "rejected")).toBe(true);
+    expect(await json(await call("/audit/verify"))).toMatchObject({ ok: true });
   });
 });
