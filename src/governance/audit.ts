@@ -41,34 +41,47 @@ interface HeadCheck {
 }
 
 /**
- * The stored chain's newest entry against the head anchor. Behind the anchor = truncated; a different hash
- * at the anchor's seq = rewritten. Ahead of it is allowed: a crash between a commit and the anchor's write.
+ * The stored chain's newest entry against the head anchor file and against the head the store recorded
+ * with its newest append. Behind either = truncated; a different hash at its seq = rewritten. Ahead is
+ * allowed: a crash between a commit and the anchor's write, or entries of a gateway that kept no record.
+ * The chain continues above the highest of the three, so no seq is reused even when the anchor file was
+ * removed with the entries.
  */
 async function checkHead(store: AuditStore, last: AuditEntry | undefined): Promise<HeadCheck> {
   const chain: AuditHead = last ? { seq: last.seq, hash: last.hash } : { seq: 0, hash: "" };
-  const read = await store.head();
-  if (read.state === "none") return { head: chain, stale: true };
-  if (read.state === "bad") return { head: chain, stale: false, problem: { seq: chain.seq + 1, reason: `the audit head anchor ${read.path} ${read.problem}` } };
-  const anchor = read.head;
-  if (chain.seq < anchor.seq) {
-    const reason = `the chain ends at entry ${chain.seq} but its head anchor ${read.path} names entry ${anchor.seq}: the newest entries were removed (truncated)`;
-    return { head: anchor, stale: false, problem: { seq: chain.seq + 1, reason } };
-  }
-  if (anchor.seq > 0) {
-    const [atAnchor] = await store.forward(anchor.seq - 1, 1);
-    if (atAnchor?.seq !== anchor.seq || atAnchor.hash !== anchor.hash) {
-      return { head: chain, stale: false, problem: { seq: anchor.seq, reason: `entry ${anchor.seq} does not match the head anchor ${read.path} (the chain was rewritten)` } };
+  const file = await store.head();
+  let head = chain;
+  // A removed or malformed anchor is named only where nothing says more (such as which entries went).
+  let problem: HeadCheck["problem"];
+  let unreadable: HeadCheck["problem"];
+  for (const [read, name] of [[file, "head anchor"], [await store.recordedHead(), "head in the"]] as const) {
+    if (read.state === "none") continue;
+    if (read.state === "bad") {
+      unreadable ??= { seq: chain.seq + 1, reason: `the audit ${name} ${read.path} ${read.problem}` };
+      continue;
+    }
+    const anchor = read.head;
+    if (anchor.seq > head.seq) head = anchor;
+    if (chain.seq < anchor.seq) {
+      problem ??= { seq: chain.seq + 1, reason: `the chain ends at entry ${chain.seq} but the ${name} ${read.path} names entry ${anchor.seq}: the newest entries were removed (truncated)` };
+    } else if (anchor.seq > 0) {
+      const [atAnchor] = await store.forward(anchor.seq - 1, 1);
+      if (atAnchor?.seq !== anchor.seq || atAnchor.hash !== anchor.hash) {
+        problem ??= { seq: anchor.seq, reason: `entry ${anchor.seq} does not match the ${name} ${read.path} (the chain was rewritten)` };
+      }
     }
   }
-  return { head: chain, stale: chain.seq !== anchor.seq };
+  const stale = file.state === "none" || (file.state === "ok" && file.head.seq !== head.seq);
+  problem ??= unreadable;
+  return { head, stale: stale && problem === undefined, problem };
 }
 
 /**
  * Walks the stored chain oldest first. Each entry's hash must be its own fields' hash (an altered entry
  * fails), its seq one above the previous (a deleted entry leaves a gap), and its prev_hash the previous
- * entry's hash (a reordered or removed entry breaks the link). The oldest retained entry anchors the
- * chain: its prev_hash is empty when it is seq 1, and names a pruned predecessor otherwise. The newest
- * must agree with the head anchor (removed newest entries leave no gap to find otherwise).
+ * entry's hash (a reordered or removed entry breaks the link). The log is never pruned, so the oldest
+ * stored entry must be seq 1 with an empty prev_hash (removed oldest entries leave no gap otherwise).
+ * The newest must agree with the head anchor (removed newest entries leave no gap to find otherwise).
  */
 export async function verifyAudit(store: AuditStore): Promise<AuditVerification> {
   let checked = 0;
@@ -80,7 +93,8 @@ export async function verifyAudit(store: AuditStore): Promise<AuditVerification>
       const { hash, ...fields } = entry;
       if (auditHash(fields) !== hash) return bad(entry.seq, `entry ${entry.seq} does not match its hash (altered)`);
       if (previous === undefined) {
-        if (entry.seq === 1 && entry.prev_hash !== "") return bad(entry.seq, "entry 1 names a predecessor");
+        if (entry.seq !== 1) return bad(1, `the oldest stored entry is ${entry.seq}: entries 1 to ${entry.seq - 1} were removed from the start of the log`);
+        if (entry.prev_hash !== "") return bad(entry.seq, "entry 1 names a predecessor");
       } else {
         if (entry.seq !== previous.seq + 1) return bad(entry.seq, `entry ${entry.seq} follows entry ${previous.seq} (entries missing or reordered)`);
         if (entry.prev_hash !== previous.hash) return bad(entry.seq, `entry ${entry.seq} does not link to entry ${previous.seq} (chain broken)`);
