@@ -142,7 +142,7 @@ export class AuditLog implements AuditSink {
 
   record(record: AuditRecord): Promise<void> {
     this.#mark();
-    return this.#serial(() => this.#append(record));
+    return this.#serial(() => (record.outcome === "rejected" ? this.#appendRejected(record) : this.#append(record)));
   }
 
   /**
@@ -158,7 +158,7 @@ export class AuditLog implements AuditSink {
       try {
         change = await plan();
       } catch (error) {
-        await this.#append({ ...attempt, outcome: "rejected" });
+        await this.#appendRejected({ ...attempt, outcome: "rejected" });
         throw error;
       }
       try {
@@ -167,7 +167,7 @@ export class AuditLog implements AuditSink {
       } catch (error) {
         await change.undo?.().catch((undoError: unknown) => this.logger?.error("could not undo a change whose audit entry failed", { action: attempt.action, error: String(undoError) }));
         // Still an attempt, and not applied; on a failing disk this entry fails too, and the 500 says enough.
-        await this.#append({ ...attempt, outcome: "rejected" }).catch(() => undefined);
+        await this.#appendRejected({ ...attempt, outcome: "rejected" });
         const cause = error instanceof Error ? error.message : String(error);
         this.logger?.error("a change was not applied: it could not be committed with its audit entry", { action: attempt.action, resource: attempt.resource, error: cause });
         throw new GatewayError("internal", `not applied: the change could not be stored with its audit entry (${cause})`);
@@ -220,6 +220,16 @@ export class AuditLog implements AuditSink {
     await this.store.append(entry, writes);
     this.#head = { seq: entry.seq, hash: entry.hash };
     await this.#anchor(this.#head);
+  }
+
+  /**
+   * A refused attempt changed nothing, so an entry that cannot be stored (a failing disk) must not turn
+   * the caller's own answer (400, 404, 409) into a 500: it is logged, and the seq stays unused.
+   */
+  async #appendRejected(record: AuditRecord): Promise<void> {
+    await this.#append(record).catch((error: unknown) =>
+      this.logger?.error("could not store the audit entry of a refused attempt", { action: record.action, resource: record.resource, error: error instanceof Error ? error.message : String(error) }),
+    );
   }
 
   /** After the commit: the entry is stored either way, so a failed anchor write is logged, not thrown. */

@@ -184,5 +184,29 @@ describe("a mutation whose own store write fails leaves no applied entry", () =>
     expect(entries.map((e) => e.seq)).toEqual([7, 6, 5, 4, 3, 2, 1].map((i) => before + i));
     expect(entries.every((e) => e.outcome === "rejected")).toBe(true);
     expect(await json(await call("/audit/verify"))).toMatchObject({ ok: true });
+    const mended = db();
+    for (const table of ["keys_INSERT", "keys_UPDATE", "groups_INSERT", "groups_UPDATE", "groups_DELETE"]) mended.run(`DROP TRIGGER fail_${table}`);
+    mended.close();
+  });
+});
+
+describe("an audit log that refuses every entry", () => {
+  test("a refused mutation still answers its own 400, 404 or 409 (logged, not a 500); an applied one is the 500", async () => {
+    const d = db();
+    d.run("CREATE TRIGGER fail_every_audit BEFORE INSERT ON audit BEGIN SELECT RAISE(ABORT, 'disk I/O error'); END");
+    d.close();
+    const before = (await json(await call("/audit?limit=1"))).items[0].seq as number;
+    expect((await call("/keys", "POST", { name: 5 })).status).toBe(400);
+    expect((await call("/groups", "POST", { name: "existing-group" })).status).toBe(409);
+    expect((await call("/keys/key_nope", "DELETE")).status).toBe(404);
+    expect((await call("/keys", "POST", "not an object")).status).toBe(400);
+    await expect500(await call("/groups", "POST", { name: "never-created" }));
+    expect(gw.logs.some((line) => line.includes("unhandled error"))).toBe(false);
+    expect(gw.logs.some((line) => line.includes("could not store the audit entry of a refused attempt"))).toBe(true);
+    const mended = db();
+    mended.run("DROP TRIGGER fail_every_audit");
+    mended.close();
+    expect((await call("/groups", "POST", { name: "after-every" })).status).toBe(201);
+    expect((await json(await call("/audit?limit=1"))).items[0]).toMatchObject({ seq: before + 1, outcome: "applied" });
   });
 });
