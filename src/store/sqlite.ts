@@ -44,9 +44,11 @@ export class SqliteStore implements Store {
       throw new StoreOpenError(`cannot open sqlite store ${path}: ${(error as Error).message}`);
     }
     try {
-      db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;");
+      db.exec("PRAGMA busy_timeout = 5000;");
+      // Read-only checks first: a file that is refused is left byte for byte as it was.
       if (!created) quickCheck(db, path);
       if (!created && path !== ":memory:") refuseForeignDatabase(db, path);
+      db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;");
     } catch (error) {
       db.close();
       if (error instanceof StoreOpenError) throw error;

@@ -107,7 +107,9 @@ describe("more bad store files (review of issue 22 class 10)", () => {
     other.run("CREATE TABLE invoices (id INTEGER PRIMARY KEY, total REAL)");
     other.run("INSERT INTO invoices (total) VALUES (12.5)");
     other.close();
+    const bytes = readFileSync(join(dir, "state/gateway.db"));
     await refused(dir, "is a sqlite database but not a gateway store", "invoices");
+    expect(readFileSync(join(dir, "state/gateway.db")).equals(bytes)).toBe(true);
     const after = new Database(join(dir, "state/gateway.db"), { readonly: true });
     expect(after.query("SELECT name FROM sqlite_master WHERE type = 'table'").all()).toEqual([{ name: "invoices" }]);
     after.close();
