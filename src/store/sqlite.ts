@@ -146,6 +146,8 @@ const SQLITE_MAGIC = "SQLite format 3\0";
  */
 function refuseUnusableFile(path: string, stats: Stats): void {
   if (stats.isDirectory()) throw new StoreOpenError(`store ${path} is a directory, not a store file; point store.settings.path at a file`);
+  // A pipe would hang the read below; a device is no store either.
+  if (!stats.isFile()) throw new StoreOpenError(`store ${path} is not a regular file (a device, pipe or socket); point store.settings.path at a file`);
   if (stats.size === 0) throw new StoreOpenError(`store ${path} is an empty file (zero length), not a store; restore it from a backup, or remove it to start a new empty store`);
   const header = Buffer.alloc(100);
   let read: number;

@@ -138,6 +138,10 @@ describe("more bad store files (review of issue 22 class 10)", () => {
     const other = tempDir();
     writeFileSync(join(other, "state"), "a file where the store's directory should be");
     await refused(other, "cannot open sqlite store", "not a directory");
+    const fifo = tempDir();
+    mkdirSync(join(fifo, "state"));
+    expect(Bun.spawnSync(["mkfifo", join(fifo, "state/gateway.db")]).exitCode).toBe(0);
+    await refused(fifo, "is not a regular file");
   });
 
   test("a table or column the gateway reads at boot gone: one line naming it, no stack trace", async () => {
