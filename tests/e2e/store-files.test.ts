@@ -4,9 +4,9 @@
 // file exists, and the boot says so.
 import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { json, LISTEN_ANY, runGateway, startGateway, tempDir } from "../support/gateway.ts";
+import { baseEnv, ensureBinary, json, LISTEN_ANY, runGateway, startGateway, tempDir } from "../support/gateway.ts";
 
 const ENV = { GW_ADMIN: "files-admin-token-6d5c", GW_SIGNING_KEY: "files-signing-key-99aa88bb77" };
 const CONFIG = `${LISTEN_ANY}store: {module: sqlite, settings: {path: ./state/gateway.db}}
@@ -142,6 +142,24 @@ describe("more bad store files (review of issue 22 class 10)", () => {
     mkdirSync(join(fifo, "state"));
     expect(Bun.spawnSync(["mkfifo", join(fifo, "state/gateway.db")]).exitCode).toBe(0);
     await refused(fifo, "is not a regular file");
+  });
+
+  // Root reads any file, so the refusal is seen as an unprivileged user (where setpriv can switch to one).
+  const canDrop = process.getuid?.() === 0 && Bun.which("setpriv") !== null;
+  test.skipIf(!canDrop)("a store this process may not read and write is refused naming it, as an unprivileged user", async () => {
+    const { dir } = await populated();
+    chmodSync(dir, 0o755);
+    chmodSync(join(dir, "state"), 0o755);
+    chmodSync(join(dir, "gateway.test.yaml"), 0o644);
+    chmodSync(join(dir, "state/gateway.db"), 0o600);
+    const proc = Bun.spawn(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", ensureBinary(), "--config", join(dir, "gateway.test.yaml")], { cwd: dir, env: baseEnv(ENV), stdout: "pipe", stderr: "pipe" });
+    const timer = setTimeout(() => proc.kill("SIGKILL"), 10_000);
+    const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
+    clearTimeout(timer);
+    expect(code).toBe(1);
+    const errors = stderr.trim().split("\n").map((line) => JSON.parse(line)).filter((r) => r.level === "error");
+    expect(errors).toHaveLength(1);
+    expect(errors[0].error).toContain(`store ${join(dir, "state/gateway.db")} cannot be read and written by this process (EACCES`);
   });
 
   test("a table or column the gateway reads at boot gone: one line naming it, no stack trace", async () => {
