@@ -93,7 +93,10 @@ export async function verifyAudit(store: AuditStore): Promise<AuditVerification>
       const { hash, ...fields } = entry;
       if (auditHash(fields) !== hash) return bad(entry.seq, `entry ${entry.seq} does not match its hash (altered)`);
       if (previous === undefined) {
-        if (entry.seq !== 1) return bad(1, `the oldest stored entry is ${entry.seq}: entries 1 to ${entry.seq - 1} were removed from the start of the log`);
+        if (entry.seq !== 1) {
+          const removed = entry.seq === 2 ? "entry 1 was" : `entries 1 to ${entry.seq - 1} were`;
+          return bad(1, `the oldest stored entry is ${entry.seq}: ${removed} removed from the start of the log`);
+        }
         if (entry.prev_hash !== "") return bad(entry.seq, "entry 1 names a predecessor");
       } else {
         if (entry.seq !== previous.seq + 1) return bad(entry.seq, `entry ${entry.seq} follows entry ${previous.seq} (entries missing or reordered)`);
