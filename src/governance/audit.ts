@@ -95,7 +95,7 @@ export async function verifyAudit(store: AuditStore): Promise<AuditVerification>
       if (previous === undefined) {
         if (entry.seq !== 1) {
           const removed = entry.seq === 2 ? "entry 1 was" : `entries 1 to ${entry.seq - 1} were`;
-          return bad(1, `the oldest stored entry is ${entry.seq}: ${removed} removed from the start of the log`);
+          return bad(1, `the oldest stored entry is ${entry.seq}: ${removed} removed from the start of the log (truncated)`);
         }
         if (entry.prev_hash !== "") return bad(entry.seq, "entry 1 names a predecessor");
       } else {

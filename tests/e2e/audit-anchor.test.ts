@@ -168,7 +168,7 @@ describe("truncation variants (review of issue 22 class 9)", () => {
     const dir = tampered("DELETE FROM audit WHERE seq <= 2");
     const cli = await cliIn(dir);
     expect(cli.code).toBe(1);
-    expect(cli.stderr).toContain("audit log broken at entry 1: the oldest stored entry is 3: entries 1 to 2 were removed from the start of the log");
+    expect(cli.stderr).toContain("audit log broken at entry 1: the oldest stored entry is 3: entries 1 to 2 were removed from the start of the log (truncated)");
     const again = await startGateway(CONFIG, { env: ENV, dir });
     const verdict = await json(await fetch(`${again.admin}/audit/verify`, { headers: { "x-admin-token": ENV.GW_OPS } }));
     await again.stop();
