@@ -115,7 +115,8 @@ async function verifyAuditCommand(result: LoadResult, source: string): Promise<n
   const path = storePathOf(result.snapshot);
   // Verifying must not create the store it was asked about (an empty one would verify as intact).
   if (path === ":memory:" || !existsSync(path)) {
-    process.stderr.write(`store unavailable: store ${path} does not exist; there is no audit log to verify\n`);
+    const why = path === ":memory:" ? "keeps nothing between runs" : "does not exist";
+    process.stderr.write(`store unavailable: store ${path} ${why}; there is no audit log to verify\n`);
     return 1;
   }
   let store: SqliteStore;

@@ -189,6 +189,10 @@ describe("more bad store files (review of issue 22 class 10)", () => {
     expect(run.code).toBe(1);
     expect(run.stderr.trim()).toBe(`store unavailable: store ${join(dir, "state/gateway.db")} does not exist; there is no audit log to verify`);
     expect(existsSync(join(dir, "state"))).toBe(false);
+    writeFileSync(configPath, CONFIG.replace("./state/gateway.db", "\":memory:\""));
+    const memory = await runGateway(["--verify-audit", "--config", configPath], { cwd: dir, env: ENV });
+    expect(memory.code).toBe(1);
+    expect(memory.stderr.trim()).toBe("store unavailable: store :memory: keeps nothing between runs; there is no audit log to verify");
   });
 
   test("a :memory: store still boots and serves admin writes", async () => {
