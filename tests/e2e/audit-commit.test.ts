@@ -113,6 +113,12 @@ describe("a mutation whose audit entry fails is not applied", () => {
     expect((await json(await call("/config/versions"))).items.map((v: { version: number }) => v.version)).toEqual([version]);
   });
 
+  test("a mint that provisions its group answers 500 (not 400), and neither the group nor the key exists", async () => {
+    await expect500(await call("/keys", "POST", { name: "provisioning", group: "new-leaf", parent: "existing-group" }));
+    expect((await call("/groups/new-leaf")).status).toBe(404);
+    expect((await json(await call("/keys"))).items.map((k: { name: string }) => k.name)).toEqual(["existing"]);
+  });
+
   test("keys: each PATCH member alone answers 500 and none is live; the key serves as before", async () => {
     const members = [{ name: "renamed" }, { enabled: false }, { allowed_pools: [] }, { labels: { team: "x" } }, { group: "existing-group" }, { allowed_pools: null, labels: null, group: null }];
     for (const member of members) await expect500(await call(`/keys/${key.id}`, "PATCH", member));
