@@ -143,6 +143,13 @@ describe("a mutation whose audit entry fails is not applied", () => {
     expect(gw.logs.some((line) => line.includes("unhandled error"))).toBe(false);
   });
 
+  test("a config apply that would remove the serving pool answers 500 and the data plane still serves it", async () => {
+    const yaml = readFileSync(join(dir, "gateway.test.yaml"), "utf8").replace("chat: {members: [{model: mock-1}]}", "other: {members: [{model: mock-1}]}");
+    expect(yaml).toContain("other: {members");
+    await expect500(await call("/config/apply", "POST", { yaml }));
+    expect((await chat(key.token)).status).toBe(200);
+  });
+
   test("a refused mutation is still audited as rejected while applied entries fail", async () => {
     const before = (await json(await call("/audit?limit=1"))).items[0].seq as number;
     expect((await call("/groups", "POST", { name: "existing-group" })).status).toBe(409);
