@@ -88,7 +88,7 @@ export class SqliteStore implements Store {
   /** Every table the migrations create is there: a dropped one is named here, not met as a stack trace mid-boot. */
   #checkTables(migrations: readonly Migration[]): void {
     const present = new Set((this.#db.query("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map((r) => r.name));
-    const missing = migrations.flatMap((m) => [...m.sql.matchAll(/CREATE TABLE (\w+)/g)].map((match) => match[1]!)).filter((table) => !present.has(table));
+    const missing = migrations.flatMap((m) => [...m.sql.matchAll(/CREATE TABLE (?:IF NOT EXISTS )?(\w+)/gi)].map((match) => match[1]!)).filter((table) => !present.has(table));
     if (missing.length > 0) {
       throw new StoreOpenError(`store ${this.path} is at schema version ${this.#currentVersion()} but has no table ${missing.join(", ")}; restore it from a backup`);
     }
