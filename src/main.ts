@@ -1,6 +1,7 @@
 // Boot: parse the command line, load the config, open the store, start both listeners, and drain on
 // SIGTERM/SIGINT. Every failure before the listeners are up stops the process with a named cause.
 import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import { resolve as resolvePath } from "node:path";
 import type { Server } from "bun";
 import { buildApps } from "./app.ts";
@@ -111,9 +112,16 @@ function check(result: LoadResult, source: string): number {
 /** `--verify-audit`: the store's audit chain, checked end to end, as plain lines. */
 async function verifyAuditCommand(result: LoadResult, source: string): Promise<number> {
   if (!result.ok) return check(result, source);
+  const path = storePathOf(result.snapshot);
+  // Verifying must not create the store it was asked about (an empty one would verify as intact).
+  if (path === ":memory:" || !existsSync(path)) {
+    const why = path === ":memory:" ? "keeps nothing between runs" : "does not exist";
+    process.stderr.write(`store unavailable: store ${path} ${why}; there is no audit log to verify\n`);
+    return 1;
+  }
   let store: SqliteStore;
   try {
-    store = SqliteStore.open(storePathOf(result.snapshot));
+    store = SqliteStore.open(path);
   } catch (error) {
     if (!(error instanceof StoreOpenError)) throw error;
     process.stderr.write(`store unavailable: ${error.message}\n`);
@@ -124,10 +132,17 @@ async function verifyAuditCommand(result: LoadResult, source: string): Promise<n
     if (verdict.ok) return out(`audit log intact: ${verdict.checked} entries checked`), 0;
     process.stderr.write(`audit log broken at entry ${verdict.first_bad_seq}: ${verdict.reason} (${verdict.checked} entries before it are intact)\n`);
     return 1;
+  } catch (error) {
+    if (!isStoreError(error)) throw error;
+    process.stderr.write(`store unreadable: store ${path}: ${(error as Error).message}\n`);
+    return 1;
   } finally {
     await store.close();
   }
 }
+
+/** What reading the store at boot can throw: our own named refusal, or sqlite's (a column or table it cannot read). */
+const isStoreError = (error: unknown) => error instanceof StoreOpenError || (error instanceof Error && error.name === "SQLiteError");
 
 function storePathOf(snapshot: Snapshot): string {
   const configuredPath = snapshot.config.store?.settings?.path ?? "./gateway.db";
@@ -147,12 +162,6 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
   }
   if (store.created) logger.info(`creating new store at ${storePath}`, { store: storePath });
 
-  const previous = await markRunning(store);
-  if (previous.unclean) {
-    const since = previous.lastWrittenAt === null ? "" : ` (requests that ended after ${new Date(previous.lastWrittenAt).toISOString()}, the last ledger write)`;
-    logger.warn(`previous run did not stop cleanly; up to ${METERING_AT_RISK_MS} ms of metering before it stopped may be missing${since}`, { store: storePath });
-  }
-
   const holder = new ConfigHolder(snapshot);
   const lifecycle = boot.lifecycle(holder);
   const servers: Server<undefined>[] = [];
@@ -163,12 +172,17 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
   };
   let apps: Awaited<ReturnType<typeof buildApps>>;
   try {
+    const previous = await markRunning(store);
+    if (previous.unclean) {
+      const since = previous.lastWrittenAt === null ? "" : ` (requests that ended after ${new Date(previous.lastWrittenAt).toISOString()}, the last ledger write)`;
+      logger.warn(`previous run did not stop cleanly; up to ${METERING_AT_RISK_MS} ms of metering before it stopped may be missing${since}`, { store: storePath });
+    }
     apps = await buildApps({ holder, store, logger, now: Date.now, startedAt, env, lifecycle, restart });
   } catch (error) {
-    // A stored row that does not parse: named (table, row, column) in one line, not a stack trace.
-    if (!(error instanceof StoreOpenError)) throw error;
-    logger.error("store unreadable; not starting", { store: storePath, error: `store ${storePath}: ${error.message}` });
-    await store.close();
+    // A stored row that does not parse, or a table sqlite cannot read: named in one line, not a stack trace.
+    if (!isStoreError(error)) throw error;
+    logger.error("store unreadable; not starting", { store: storePath, error: `store ${storePath}: ${(error as Error).message}` });
+    await store.close().catch(() => undefined);
     return 1;
   }
   // Handlers go in before any listener exists, so a signal at any moment after this drains cleanly.

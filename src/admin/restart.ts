@@ -5,6 +5,7 @@ import { jsonController } from "../http/elysia.ts";
 import { GatewayError } from "../http/errors.ts";
 import { audit } from "./audited.ts";
 import type { AdminDeps } from "./deps.ts";
+import { principalOf } from "./principal.ts";
 
 export const RestartView = Type.Object({ restarting: Type.Boolean() });
 
@@ -16,9 +17,11 @@ export const restartController = (deps: AdminDeps) =>
         await audit(deps, request, "gateway.restart", "gateway", "rejected");
         throw new GatewayError("internal", "this process cannot restart itself");
       }
-      await audit(deps, request, "gateway.restart", "gateway", "applied");
+      // Scheduled only once its entry is stored: an entry that cannot be is a 500 and no restart.
       // After this answer is on its way: the drain waits for in-flight requests, this one included.
-      setTimeout(deps.restart, 50);
+      const schedule = () => void setTimeout(deps.restart!, 50);
+      if (deps.audit) await deps.audit.commit({ action: "gateway.restart", resource: "gateway", principal: principalOf(request) }, () => ({ apply: schedule }));
+      else schedule();
       set.status = 202;
       return { restarting: true };
     },

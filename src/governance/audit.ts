@@ -41,34 +41,47 @@ interface HeadCheck {
 }
 
 /**
- * The stored chain's newest entry against the head anchor. Behind the anchor = truncated; a different hash
- * at the anchor's seq = rewritten. Ahead of it is allowed: a crash between a commit and the anchor's write.
+ * The stored chain's newest entry against the head anchor file and against the head the store recorded
+ * with its newest append. Behind either = truncated; a different hash at its seq = rewritten. Ahead is
+ * allowed: a crash between a commit and the anchor's write, or entries of a gateway that kept no record.
+ * The chain continues above the highest of the three, so no seq is reused even when the anchor file was
+ * removed with the entries.
  */
 async function checkHead(store: AuditStore, last: AuditEntry | undefined): Promise<HeadCheck> {
   const chain: AuditHead = last ? { seq: last.seq, hash: last.hash } : { seq: 0, hash: "" };
-  const read = await store.head();
-  if (read.state === "none") return { head: chain, stale: true };
-  if (read.state === "bad") return { head: chain, stale: false, problem: { seq: chain.seq + 1, reason: `the audit head anchor ${read.path} ${read.problem}` } };
-  const anchor = read.head;
-  if (chain.seq < anchor.seq) {
-    const reason = `the chain ends at entry ${chain.seq} but its head anchor ${read.path} names entry ${anchor.seq}: the newest entries were removed (truncated)`;
-    return { head: anchor, stale: false, problem: { seq: chain.seq + 1, reason } };
-  }
-  if (anchor.seq > 0) {
-    const [atAnchor] = await store.forward(anchor.seq - 1, 1);
-    if (atAnchor?.seq !== anchor.seq || atAnchor.hash !== anchor.hash) {
-      return { head: chain, stale: false, problem: { seq: anchor.seq, reason: `entry ${anchor.seq} does not match the head anchor ${read.path} (the chain was rewritten)` } };
+  const file = await store.head();
+  let head = chain;
+  // A removed or malformed anchor is named only where nothing says more (such as which entries went).
+  let problem: HeadCheck["problem"];
+  let unreadable: HeadCheck["problem"];
+  for (const [read, name] of [[file, "head anchor"], [await store.recordedHead(), "head in the"]] as const) {
+    if (read.state === "none") continue;
+    if (read.state === "bad") {
+      unreadable ??= { seq: chain.seq + 1, reason: `the audit ${name} ${read.path} ${read.problem}` };
+      continue;
+    }
+    const anchor = read.head;
+    if (anchor.seq > head.seq) head = anchor;
+    if (chain.seq < anchor.seq) {
+      problem ??= { seq: chain.seq + 1, reason: `the chain ends at entry ${chain.seq} but the ${name} ${read.path} names entry ${anchor.seq}: the newest entries were removed (truncated)` };
+    } else if (anchor.seq > 0) {
+      const [atAnchor] = await store.forward(anchor.seq - 1, 1);
+      if (atAnchor?.seq !== anchor.seq || atAnchor.hash !== anchor.hash) {
+        problem ??= { seq: anchor.seq, reason: `entry ${anchor.seq} does not match the ${name} ${read.path} (the chain was rewritten)` };
+      }
     }
   }
-  return { head: chain, stale: chain.seq !== anchor.seq };
+  const stale = file.state === "none" || (file.state === "ok" && file.head.seq !== head.seq);
+  problem ??= unreadable;
+  return { head, stale: stale && problem === undefined, problem };
 }
 
 /**
  * Walks the stored chain oldest first. Each entry's hash must be its own fields' hash (an altered entry
  * fails), its seq one above the previous (a deleted entry leaves a gap), and its prev_hash the previous
- * entry's hash (a reordered or removed entry breaks the link). The oldest retained entry anchors the
- * chain: its prev_hash is empty when it is seq 1, and names a pruned predecessor otherwise. The newest
- * must agree with the head anchor (removed newest entries leave no gap to find otherwise).
+ * entry's hash (a reordered or removed entry breaks the link). The log is never pruned, so the oldest
+ * stored entry must be seq 1 with an empty prev_hash (removed oldest entries leave no gap otherwise).
+ * The newest must agree with the head anchor (removed newest entries leave no gap to find otherwise).
  */
 export async function verifyAudit(store: AuditStore): Promise<AuditVerification> {
   let checked = 0;
@@ -80,7 +93,11 @@ export async function verifyAudit(store: AuditStore): Promise<AuditVerification>
       const { hash, ...fields } = entry;
       if (auditHash(fields) !== hash) return bad(entry.seq, `entry ${entry.seq} does not match its hash (altered)`);
       if (previous === undefined) {
-        if (entry.seq === 1 && entry.prev_hash !== "") return bad(entry.seq, "entry 1 names a predecessor");
+        if (entry.seq !== 1) {
+          const removed = entry.seq === 2 ? "entry 1 was" : `entries 1 to ${entry.seq - 1} were`;
+          return bad(1, `the oldest stored entry is ${entry.seq}: ${removed} removed from the start of the log (truncated)`);
+        }
+        if (entry.prev_hash !== "") return bad(entry.seq, "entry 1 names a predecessor");
       } else {
         if (entry.seq !== previous.seq + 1) return bad(entry.seq, `entry ${entry.seq} follows entry ${previous.seq} (entries missing or reordered)`);
         if (entry.prev_hash !== previous.hash) return bad(entry.seq, `entry ${entry.seq} does not link to entry ${previous.seq} (chain broken)`);
@@ -128,7 +145,7 @@ export class AuditLog implements AuditSink {
 
   record(record: AuditRecord): Promise<void> {
     this.#mark();
-    return this.#serial(() => this.#append(record));
+    return this.#serial(() => (record.outcome === "rejected" ? this.#appendRejected(record) : this.#append(record)));
   }
 
   /**
@@ -144,7 +161,7 @@ export class AuditLog implements AuditSink {
       try {
         change = await plan();
       } catch (error) {
-        await this.#append({ ...attempt, outcome: "rejected" });
+        await this.#appendRejected({ ...attempt, outcome: "rejected" });
         throw error;
       }
       try {
@@ -153,7 +170,7 @@ export class AuditLog implements AuditSink {
       } catch (error) {
         await change.undo?.().catch((undoError: unknown) => this.logger?.error("could not undo a change whose audit entry failed", { action: attempt.action, error: String(undoError) }));
         // Still an attempt, and not applied; on a failing disk this entry fails too, and the 500 says enough.
-        await this.#append({ ...attempt, outcome: "rejected" }).catch(() => undefined);
+        await this.#appendRejected({ ...attempt, outcome: "rejected" });
         const cause = error instanceof Error ? error.message : String(error);
         this.logger?.error("a change was not applied: it could not be committed with its audit entry", { action: attempt.action, resource: attempt.resource, error: cause });
         throw new GatewayError("internal", `not applied: the change could not be stored with its audit entry (${cause})`);
@@ -206,6 +223,16 @@ export class AuditLog implements AuditSink {
     await this.store.append(entry, writes);
     this.#head = { seq: entry.seq, hash: entry.hash };
     await this.#anchor(this.#head);
+  }
+
+  /**
+   * A refused attempt changed nothing, so an entry that cannot be stored (a failing disk) must not turn
+   * the caller's own answer (400, 404, 409) into a 500: it is logged, and the seq stays unused.
+   */
+  async #appendRejected(record: AuditRecord): Promise<void> {
+    await this.#append(record).catch((error: unknown) =>
+      this.logger?.error("could not store the audit entry of a refused attempt", { action: record.action, resource: record.resource, error: error instanceof Error ? error.message : String(error) }),
+    );
   }
 
   /** After the commit: the entry is stored either way, so a failed anchor write is logged, not thrown. */

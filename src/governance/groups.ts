@@ -162,7 +162,8 @@ export class GroupService implements GroupResolver {
       await this.create({ name: group, parent, limits: this.inheritedDefault(parent) ?? [] }, principal);
       return { ok: true, provisioned: true };
     } catch (error) {
-      if (!(error instanceof GatewayError)) throw error;
+      // A group that could not be stored with its audit entry is the store's fault (500), not the caller's.
+      if (!(error instanceof GatewayError) || error.code === "internal") throw error;
       return { ok: false, code: error.code === "conflict" ? "conflict" : "invalid_request", message: error.message };
     }
   }

@@ -1,7 +1,7 @@
 // Where audit entries are kept: appended in seq order, read newest first. An append is one transaction
 // with the store writes of the change it records, so a change and its entry commit together or not at all.
 import type { Database } from "bun:sqlite";
-import { readHead, writeHead, type AuditHead, type HeadRead } from "./audit-head.ts";
+import { headText, parseHead, readHead, writeHead, type AuditHead, type HeadRead } from "./audit-head.ts";
 
 export interface AuditEntry {
   readonly seq: number;
@@ -30,12 +30,21 @@ export interface AuditStore {
   forward(after: number, limit: number): Promise<AuditEntry[]>;
   /** The head anchor kept apart from the chain (audit-head.ts); `none` where the store keeps none. */
   head(): Promise<HeadRead>;
+  /**
+   * The head as the store itself recorded it, in the transaction of the newest append: deleting entries
+   * alone leaves it naming the removed head, whatever became of the anchor file. `none` before the
+   * first append of a gateway that keeps it.
+   */
+  recordedHead(): Promise<HeadRead>;
   setHead(head: AuditHead): Promise<void>;
 }
 
 const COLUMNS = "seq, ts, action, resource, outcome, principal, credential, prev_hash, hash";
 /** Set once an anchor has been written, so a missing anchor file later is seen as removed, not as an old store. */
 const ANCHORED = "audit_head_anchored";
+/** The meta row of recordedHead(). */
+const RECORDED = "audit_head";
+const RECORDED_NAME = "store's own record (meta row audit_head)";
 
 export class SqliteAuditStore implements AuditStore {
   constructor(
@@ -50,10 +59,17 @@ export class SqliteAuditStore implements AuditStore {
 
   async append(entry: AuditEntry, writes?: () => void): Promise<void> {
     const insert = this.db.query(`INSERT INTO audit (${COLUMNS}) VALUES ($seq, $ts, $action, $resource, $outcome, $principal, $credential, $prev_hash, $hash)`);
+    const record = this.db.query("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value");
     this.db.transaction(() => {
       insert.run({ ...entry });
+      record.run(RECORDED, headText(entry));
       writes?.();
     })();
+  }
+
+  async recordedHead(): Promise<HeadRead> {
+    const row = this.db.query("SELECT value FROM meta WHERE key = ?").get(RECORDED) as { value: string } | null;
+    return row === null ? { state: "none" } : parseHead(RECORDED_NAME, row.value);
   }
 
   async page(limit: number, before?: number): Promise<AuditEntry[]> {

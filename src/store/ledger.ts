@@ -83,7 +83,9 @@ export async function markRunning(store: Store): Promise<{ unclean: boolean; las
   const unclean = (await store.getMeta(RUN_STATE)) === "running";
   const written = await store.getMeta(LEDGER_WRITTEN_AT);
   await store.setMeta(RUN_STATE, "running");
-  return { unclean, lastWrittenAt: written === undefined ? null : Number(written) };
+  // A hand-edited value is not a time: the boot line then names none rather than failing.
+  const at = Number(written);
+  return { unclean, lastWrittenAt: written === undefined || !Number.isFinite(at) || Math.abs(at) > 8.64e15 ? null : at };
 }
 
 /** A graceful stop, after the last ledger batch is written. */

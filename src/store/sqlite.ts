@@ -1,6 +1,6 @@
 // The embedded store: one sqlite file in WAL mode (readers never wait for the writer), migrated at open.
 import { Database } from "bun:sqlite";
-import { mkdirSync, statSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readSync, statSync, type Stats } from "node:fs";
 import { dirname } from "node:path";
 import { MIGRATIONS, type Migration } from "./migrations.ts";
 import { StoreOpenError, type AppliedMigration, type Store } from "./store.ts";
@@ -27,13 +27,15 @@ export class SqliteStore implements Store {
 
   /**
    * Opens and migrates; creates the file only when there is none. A file that is there but is not a
-   * usable store (zero length, not sqlite, a page that fails `PRAGMA quick_check`) is refused rather than
-   * started over as an empty store, which would silently forget every key, budget and audit entry.
-   * A newer schema than this build knows is refused too.
+   * usable store (a directory, zero length, cut short, not sqlite, another application's sqlite file, a
+   * page that fails `PRAGMA quick_check`, a table missing) is refused rather than started over as an
+   * empty store, which would silently forget every key, budget and audit entry. A newer schema than this
+   * build knows is refused too.
    */
   static open(path: string, migrations: readonly Migration[] = MIGRATIONS, now = () => Math.floor(Date.now() / 1000)): SqliteStore {
-    const created = path !== ":memory:" && existingSize(path) === undefined;
-    if (existingSize(path) === 0) throw new StoreOpenError(`store ${path} is an empty file (zero length), not a store; restore it from a backup, or remove it to start a new empty store`);
+    const existing = existingFile(path);
+    const created = path !== ":memory:" && existing === undefined;
+    if (existing) refuseUnusableFile(path, existing);
     let db: Database;
     try {
       if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
@@ -42,17 +44,23 @@ export class SqliteStore implements Store {
       throw new StoreOpenError(`cannot open sqlite store ${path}: ${(error as Error).message}`);
     }
     try {
-      db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;");
+      db.exec("PRAGMA busy_timeout = 5000;");
+      // Read-only checks first: a file that is refused is left byte for byte as it was.
       if (!created) quickCheck(db, path);
+      if (!created && path !== ":memory:") refuseForeignDatabase(db, path);
+      db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;");
     } catch (error) {
       db.close();
       if (error instanceof StoreOpenError) throw error;
       const message = (error as Error).message;
-      throw new StoreOpenError(/not a database/i.test(message) ? `store ${path} is not a sqlite database (${message})` : `cannot open sqlite store ${path}: ${message}`);
+      if (/not a database/i.test(message)) throw new StoreOpenError(`store ${path} is not a sqlite database (${message})`);
+      if (/malformed|corrupt/i.test(message)) throw new StoreOpenError(`store ${path} is corrupt (sqlite: ${message}); restore it from a backup`);
+      throw new StoreOpenError(`cannot open sqlite store ${path}: ${message}`);
     }
     const store = new SqliteStore(path, db, created);
     try {
       store.#migrate(migrations, now);
+      store.#checkTables(migrations);
     } catch (error) {
       db.close();
       throw error instanceof StoreOpenError ? error : new StoreOpenError(`cannot migrate sqlite store ${path}: ${(error as Error).message}`);
@@ -74,6 +82,15 @@ export class SqliteStore implements Store {
         this.#db.exec(migration.sql);
         record.run(migration.version, migration.name, now());
       })();
+    }
+  }
+
+  /** Every table the migrations create is there: a dropped one is named here, not met as a stack trace mid-boot. */
+  #checkTables(migrations: readonly Migration[]): void {
+    const present = new Set((this.#db.query("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map((r) => r.name));
+    const missing = migrations.flatMap((m) => [...m.sql.matchAll(/CREATE TABLE (?:IF NOT EXISTS )?(\w+)/gi)].map((match) => match[1]!)).filter((table) => !present.has(table));
+    if (missing.length > 0) {
+      throw new StoreOpenError(`store ${this.path} is at schema version ${this.#currentVersion()} but has no table ${missing.join(", ")}; restore it from a backup`);
     }
   }
 
@@ -109,14 +126,58 @@ export class SqliteStore implements Store {
   }
 }
 
-/** The file's size, or undefined when there is none. */
-function existingSize(path: string): number | undefined {
+/** What is at the path, or undefined when nothing is (then a new store is made). */
+function existingFile(path: string): Stats | undefined {
   if (path === ":memory:") return undefined;
   try {
-    return statSync(path).size;
-  } catch {
-    return undefined;
+    return statSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw new StoreOpenError(`cannot open sqlite store ${path}: ${(error as Error).message}`);
   }
+}
+
+const SQLITE_MAGIC = "SQLite format 3\0";
+
+/**
+ * Refuses what is there but cannot be a store before sqlite opens it: a directory, a file this process
+ * cannot read and write, a zero-length file, and a sqlite file cut short (its main file is always whole
+ * pages, so a size that is not is a truncated copy or a disk that lost its tail).
+ */
+function refuseUnusableFile(path: string, stats: Stats): void {
+  if (stats.isDirectory()) throw new StoreOpenError(`store ${path} is a directory, not a store file; point store.settings.path at a file`);
+  // A pipe would hang the read below; a device is no store either.
+  if (!stats.isFile()) throw new StoreOpenError(`store ${path} is not a regular file (a device, pipe or socket); point store.settings.path at a file`);
+  if (stats.size === 0) throw new StoreOpenError(`store ${path} is an empty file (zero length), not a store; restore it from a backup, or remove it to start a new empty store`);
+  const header = Buffer.alloc(100);
+  let read: number;
+  try {
+    const fd = openSync(path, "r+");
+    try {
+      read = readSync(fd, header, 0, header.length, 0);
+    } finally {
+      closeSync(fd);
+    }
+  } catch (error) {
+    throw new StoreOpenError(`store ${path} cannot be read and written by this process (${(error as Error).message})`);
+  }
+  // Not sqlite at all: sqlite's own open says so ("not a sqlite database"). A prefix of the magic is a cut one.
+  const seen = Math.min(read, SQLITE_MAGIC.length);
+  if (header.toString("latin1", 0, seen) !== SQLITE_MAGIC.slice(0, seen)) return;
+  const raw = header.readUInt16BE(16);
+  const pageSize = raw === 1 ? 65536 : raw;
+  if (read < header.length || pageSize < 512 || stats.size % pageSize !== 0) {
+    const shape = read < header.length ? "shorter than a sqlite header" : `not a whole number of ${pageSize}-byte pages`;
+    throw new StoreOpenError(`store ${path} is truncated (${stats.size} bytes, ${shape}); restore it from a backup`);
+  }
+}
+
+/** A sqlite file of another application: the gateway's tables are not added to it, nor is it taken for a new store. */
+function refuseForeignDatabase(db: Database, path: string): void {
+  const tables = (db.query("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]).map((r) => r.name);
+  if (tables.includes("schema_migrations")) return;
+  const holds = tables.length === 0 ? "it has no tables" : `it holds ${tables.slice(0, 5).join(", ")}${tables.length > 5 ? ", ..." : ""}`;
+  throw new StoreOpenError(`store ${path} is a sqlite database but not a gateway store (no schema_migrations table; ${holds}); point store.settings.path at the gateway's store, or move this file away`);
 }
 
 /** sqlite's own page and index check, without the slower cross-checks of integrity_check (~0.2 s per million ledger rows). */

@@ -113,6 +113,43 @@ describe("a mutation whose audit entry fails is not applied", () => {
     expect((await json(await call("/config/versions"))).items.map((v: { version: number }) => v.version)).toEqual([version]);
   });
 
+  test("a mint that provisions its group answers 500 (not 400), and neither the group nor the key exists", async () => {
+    await expect500(await call("/keys", "POST", { name: "provisioning", group: "new-leaf", parent: "existing-group" }));
+    expect((await call("/groups/new-leaf")).status).toBe(404);
+    expect((await json(await call("/keys"))).items.map((k: { name: string }) => k.name)).toEqual(["existing"]);
+  });
+
+  test("keys: each PATCH member alone answers 500 and none is live; the key serves as before", async () => {
+    const members = [{ name: "renamed" }, { enabled: false }, { allowed_pools: [] }, { labels: { team: "x" } }, { group: "existing-group" }, { allowed_pools: null, labels: null, group: null }];
+    for (const member of members) await expect500(await call(`/keys/${key.id}`, "PATCH", member));
+    expect(await json(await call(`/keys/${key.id}`))).toMatchObject({ name: "existing", enabled: true, allowed_pools: null, group: null, labels: {}, state: "active" });
+    expect((await chat(key.token)).status).toBe(200);
+    const entries = (await json(await call(`/audit?limit=${members.length}`))).items as { action: string; outcome: string }[];
+    expect(entries.every((e) => e.action === "key.update" && e.outcome === "rejected")).toBe(true);
+  });
+
+  test("POST /auth/cache/flush and POST /restart answer 500 in the envelope; the process does not restart", async () => {
+    const started = (await json(await call("/info"))).started_at;
+    await expect500(await call("/auth/cache/flush", "POST"));
+    await expect500(await call("/restart", "POST"));
+    await Bun.sleep(300);
+    expect(gw.proc.exitCode).toBeNull();
+    expect((await json(await call("/info"))).started_at).toBe(started);
+    const entries = (await json(await call("/audit?limit=2"))).items.reverse() as { action: string; outcome: string }[];
+    expect(entries.map((e) => [e.action, e.outcome])).toEqual([
+      ["auth.cache_flush", "rejected"],
+      ["gateway.restart", "rejected"],
+    ]);
+    expect(gw.logs.some((line) => line.includes("unhandled error"))).toBe(false);
+  });
+
+  test("a config apply that would remove the serving pool answers 500 and the data plane still serves it", async () => {
+    const yaml = readFileSync(join(dir, "gateway.test.yaml"), "utf8").replace("chat: {members: [{model: mock-1}]}", "other: {members: [{model: mock-1}]}");
+    expect(yaml).toContain("other: {members");
+    await expect500(await call("/config/apply", "POST", { yaml }));
+    expect((await chat(key.token)).status).toBe(200);
+  });
+
   test("a refused mutation is still audited as rejected while applied entries fail", async () => {
     const before = (await json(await call("/audit?limit=1"))).items[0].seq as number;
     expect((await call("/groups", "POST", { name: "existing-group" })).status).toBe(409);
@@ -134,5 +171,55 @@ describe("a mutation whose audit entry fails is not applied", () => {
     const d = db();
     expect(d.query("SELECT name, revoked_at, deleted_at FROM keys").all()).toEqual([{ name: "existing", revoked_at: null, deleted_at: null }]);
     d.close();
+  });
+});
+
+describe("a mutation whose own store write fails leaves no applied entry", () => {
+  test("keys and groups tables refusing writes: 500, nothing live, each attempt rejected, the chain intact", async () => {
+    const d = db();
+    for (const [table, op] of [["keys", "INSERT"], ["keys", "UPDATE"], ["groups", "INSERT"], ["groups", "UPDATE"], ["groups", "DELETE"]]) {
+      d.run(`CREATE TRIGGER fail_${table}_${op} BEFORE ${op} ON ${table} BEGIN SELECT RAISE(ABORT, 'disk I/O error'); END`);
+    }
+    d.close();
+    const before = (await json(await call("/audit?limit=1"))).items[0].seq as number;
+    await expect500(await call("/keys", "POST", { name: "never-minted" }));
+    await expect500(await call(`/keys/${key.id}`, "PATCH", { enabled: false }));
+    await expect500(await call(`/keys/${key.id}/revoke`, "POST"));
+    await expect500(await call(`/keys/${key.id}`, "DELETE"));
+    await expect500(await call("/groups", "POST", { name: "never-created" }));
+    await expect500(await call("/groups/existing-group", "PATCH", { enabled: false }));
+    await expect500(await call("/groups/existing-group", "DELETE"));
+    expect((await chat(key.token)).status).toBe(200);
+    expect((await json(await call("/keys"))).items.map((k: { name: string }) => k.name)).toEqual(["existing"]);
+    expect(await json(await call("/groups/existing-group"))).toMatchObject({ enabled: true });
+    expect((await call("/groups/never-created")).status).toBe(404);
+    const entries = (await json(await call("/audit?limit=7"))).items as { seq: number; outcome: string }[];
+    expect(entries.map((e) => e.seq)).toEqual([7, 6, 5, 4, 3, 2, 1].map((i) => before + i));
+    expect(entries.every((e) => e.outcome === "rejected")).toBe(true);
+    expect(await json(await call("/audit/verify"))).toMatchObject({ ok: true });
+    const mended = db();
+    for (const table of ["keys_INSERT", "keys_UPDATE", "groups_INSERT", "groups_UPDATE", "groups_DELETE"]) mended.run(`DROP TRIGGER fail_${table}`);
+    mended.close();
+  });
+});
+
+describe("an audit log that refuses every entry", () => {
+  test("a refused mutation still answers its own 400, 404 or 409 (logged, not a 500); an applied one is the 500", async () => {
+    const d = db();
+    d.run("CREATE TRIGGER fail_every_audit BEFORE INSERT ON audit BEGIN SELECT RAISE(ABORT, 'disk I/O error'); END");
+    d.close();
+    const before = (await json(await call("/audit?limit=1"))).items[0].seq as number;
+    expect((await call("/keys", "POST", { name: 5 })).status).toBe(400);
+    expect((await call("/groups", "POST", { name: "existing-group" })).status).toBe(409);
+    expect((await call("/keys/key_nope", "DELETE")).status).toBe(404);
+    expect((await call("/keys", "POST", "not an object")).status).toBe(400);
+    await expect500(await call("/groups", "POST", { name: "never-created" }));
+    expect(gw.logs.some((line) => line.includes("unhandled error"))).toBe(false);
+    expect(gw.logs.some((line) => line.includes("could not store the audit entry of a refused attempt"))).toBe(true);
+    const mended = db();
+    mended.run("DROP TRIGGER fail_every_audit");
+    mended.close();
+    expect((await call("/groups", "POST", { name: "after-every" })).status).toBe(201);
+    expect((await json(await call("/audit?limit=1"))).items[0]).toMatchObject({ seq: before + 1, outcome: "applied" });
   });
 });

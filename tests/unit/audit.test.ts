@@ -66,6 +66,30 @@ describe("head anchor", () => {
     expect(await verifyAudit(audit)).toMatchObject({ ok: false, reason: expect.stringContaining("is not a head anchor") });
   });
 
+  test("the store's own record: entries removed with the anchor file, or under an older anchor, are truncation; seq continues above", async () => {
+    const { path, store, log, audit } = fresh();
+    await log.open();
+    for (let i = 0; i < 5; i++) await log.record({ ...attempt, outcome: "applied" });
+    expect(await audit.recordedHead()).toMatchObject({ state: "ok", head: { seq: 5 } });
+    const older = readFileSync(`${path}.audit-head`, "utf8").replace(/"seq":5/, '"seq":2');
+    store.database.run("DELETE FROM audit WHERE seq > 2");
+    const [second] = await audit.forward(1, 1);
+    writeFileSync(`${path}.audit-head`, older.replace(/"hash":"[0-9a-f]+"/, `"hash":"${second!.hash}"`));
+    expect(await verifyAudit(audit)).toMatchObject({ ok: false, first_bad_seq: 3, reason: expect.stringContaining("meta row audit_head") });
+    const reopened = new AuditLog(audit, () => NOW);
+    await reopened.open();
+    await reopened.record({ ...attempt, outcome: "applied" });
+    expect((await audit.page(1))[0]!.seq).toBe(6);
+    expect(await verifyAudit(audit)).toMatchObject({ ok: false, first_bad_seq: 6, reason: expect.stringContaining("missing") });
+  });
+
+  test("the oldest entries removed: nothing is pruned, so a chain not starting at 1 fails at entry 1", async () => {
+    const { store, log, audit } = fresh();
+    for (let i = 0; i < 3; i++) await log.record({ ...attempt, outcome: "applied" });
+    store.database.run("DELETE FROM audit WHERE seq = 1");
+    expect(await verifyAudit(audit)).toMatchObject({ ok: false, first_bad_seq: 1, checked: 0, reason: expect.stringContaining("the oldest stored entry is 2: entry 1 was removed") });
+  });
+
   test("an entry without a credential hashes as before the member existed; with one, dropping it breaks the hash", () => {
     const old = { prev_hash: "", seq: 1, ts: 5, action: "a.b", resource: "r", outcome: "applied" as const, principal: "admin" };
     expect(auditHash({ ...old, credential: null })).toBe(new Bun.CryptoHasher("sha256").update("|1|5|a.b|r|applied|admin").digest("hex"));
