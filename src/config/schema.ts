@@ -26,7 +26,8 @@ const NameMap = <T extends TSchema>(value: T, description: string) =>
 
 export const SecretRef = Type.Union(
   [
-    Strict({ env: Type.String({ minLength: 1, description: "environment variable holding the secret" }) }),
+    // A name only: a secret pasted here by mistake is refused without being repeated (x-secret).
+    Strict({ env: Type.String({ pattern: "^[A-Za-z_][A-Za-z0-9_]{0,255}$", description: "environment variable holding the secret", "x-secret": true, "x-expected": "an environment variable name (letters, digits, _; not starting with a digit)" }) }),
     Strict({ file: Type.String({ minLength: 1, description: "file holding the secret (trailing newline trimmed)" }) }),
   ],
   // x-secret: an error about this member never quotes its value (schema-errors.ts).
