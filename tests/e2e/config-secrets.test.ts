@@ -81,6 +81,9 @@ const LITERALS: { yaml: string; path: string }[] = [
   { yaml: `auth: {admin_auth: [admin-tokens], admin_tokens: [{token: "${SECRETS.GATEWAY_ADMIN_TOKEN}"}]}\n`, path: "auth.admin_tokens[0].token" },
   { yaml: `auth: {tokens: [{name: t, token: "${SECRETS.GW_LONG_SECRET}"}]}\n`, path: "auth.tokens[0].token" },
   { yaml: `providers: {p: {protocol: openai, api_key: [${JSON.stringify(SECRETS.GW_PROVIDER_KEY)}], headers: {x-key: [${JSON.stringify(SECRETS.GW_ODD_SECRET)}]}}}\n`, path: "providers.p." },
+  { yaml: `providers: {p: {protocol: openai, query: {key: {v: "${SECRETS.GW_PROVIDER_KEY}"}}}}\n`, path: "providers.p.query.key" },
+  { yaml: `providers: {p: {protocol: bedrock, region: us-east-1, aws_access_key_id: "${SECRETS.GW_SIGNING_KEY}", aws_secret_access_key: "${SECRETS.GW_LONG_SECRET}", aws_session_token: "${SECRETS.GW_PROVIDER_KEY}"}}\n`, path: "providers.p.aws_secret_access_key" },
+  { yaml: `identity-providers: {forge: {module: forge, settings: {client_id: c}, browser_login: {client_secret: "${SECRETS.GW_PROVIDER_KEY}"}}}\n`, path: "identity-providers.forge.browser_login.client_secret" },
 ];
 
 let gw: RunningGateway;
