@@ -171,10 +171,12 @@ describe("class 3: Bedrock ids and ARNs, and names only a pattern pool matches",
       expect(brkUp.requests[0]!.headers.authorization).toBe(`Bearer ${brkUp.apiKey}`);
     }
     ups.forEach((u) => u.reset());
-    for (const bad of [`${ARN}/../../x`, "arn:aws:bedrock:us-east-1:123456789012:inference-profile/..%2Fx", "arn:aws:bedrock:us-east-1:123456789012:inference-profile/a?b", "arn:aws:s3:::bucket/key"]) {
+    for (const bad of [`${ARN}/../../x`, "arn:aws:bedrock:us-east-1:123456789012:inference-profile/..%2Fx", "arn:aws:bedrock:us-east-1:123456789012:inference-profile/a?b"]) {
       expect({ bad, status: statusOf(await rawPost(`/brk/${enc(bad)}`, chat)) }).toEqual({ bad, status: 400 });
       expect({ bad, status: statusOf(await rawPost(`/model/${enc(bad)}/converse`, converse)) }).toEqual({ bad, status: 400 });
     }
+    // Where the name goes into the URL (a direct route), a `/` is only an ARN's.
+    for (const bad of ["arn:aws:s3:::bucket/key", "vendor/model"]) expect({ bad, status: statusOf(await rawPost(`/brk/${enc(bad)}`, chat)) }).toEqual({ bad, status: 400 });
     expect(upstreamPaths()).toEqual([]);
   });
 
@@ -190,12 +192,18 @@ describe("class 3: Bedrock ids and ARNs, and names only a pattern pool matches",
       }
     }
     expect(upstreamPaths()).toEqual([]);
-    // A real name the pattern matches is served, by the pool's configured model only.
+    // A real name the pattern matches is served, by the pool's configured model only; so is one spelt
+    // `vendor/model` (OpenRouter, LiteLLM), which only routing reads. An unknown such name is a 404.
     for (const protocol of PROTOCOLS) {
-      ups.forEach((u) => u.reset());
-      const response = await post(CALLS[protocol].path("gemini-1.5-pro"), CALLS[protocol].body("gemini-1.5-pro"));
-      expect({ protocol, status: response.status }).toEqual({ protocol, status: 200 });
-      expect(upstreamPaths()).toEqual(["/v1beta/models/gemini-2.0-flash:generateContent"]);
+      const inPath = protocol === "gemini" || protocol === "bedrock";
+      for (const model of ["gemini-1.5-pro", "gemini-exp/1206"]) {
+        ups.forEach((u) => u.reset());
+        const response = await post(CALLS[protocol].path(inPath ? enc(model) : model), CALLS[protocol].body(model));
+        expect({ protocol, model, status: response.status }).toEqual({ protocol, model, status: 200 });
+        expect(upstreamPaths()).toEqual(["/v1beta/models/gemini-2.0-flash:generateContent"]);
+      }
+      const unknown = await post(CALLS[protocol].path(inPath ? enc("vendor/unknown-1") : "vendor/unknown-1"), CALLS[protocol].body("vendor/unknown-1"));
+      expect({ protocol, status: unknown.status }).toEqual({ protocol, status: 404 });
     }
   });
 });
