@@ -180,6 +180,16 @@ describe("class 3: Bedrock ids and ARNs, and names only a pattern pool matches",
     expect(upstreamPaths()).toEqual([]);
   });
 
+  test("a direct route whose path holds a malformed percent-escape is a 400 naming model, not a 500", async () => {
+    for (const path of ["/gem/gemini-x%zz", "/gem/gemini-x%", "/gem/gemini-x%C0%AF", "/gem%zz/gemini-x", "/gemini%zz", "/brk/us.anthropic.claude%E0%A4"]) {
+      const answer = await rawPost(path, chat);
+      expect({ path, status: statusOf(answer) }).toEqual({ path, status: 400 });
+      expect(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4)).error).toMatchObject({ type: "invalid_request_error", param: "model" });
+    }
+    expect(upstreamPaths()).toEqual([]);
+    expect(gw.logs.filter((line) => line.includes("unhandled error"))).toEqual([]);
+  });
+
   test("a name that only a pattern pool (gemini-*) matches must still be a model name, on every protocol", async () => {
     const BAD = ["gemini-x/../../y", "gemini-x\\..\\y", "gemini-x?key=1", "gemini-x#y", "gemini-x\u0000", "gemini-x\r\nHost: evil", "gemini-\u2024\u2024\uff0fx", "gemini-x y", "gemini-x%2Fy", "gemini-..", `gemini-${"x".repeat(300)}`];
     for (const protocol of PROTOCOLS) {
