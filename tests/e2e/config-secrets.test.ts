@@ -151,7 +151,7 @@ describe("POST /config/validate and /config/apply never echo a secret", () => {
     for (const [a, b] of pairs) expect(await verdict(a!)).toBe(await verdict(b!));
     expect(JSON.parse(await verdict("auth: {signing_key: {file: /nonexistent/secret}}\n"))).toEqual({ ok: true, errors: [] });
     // Shape is still checked.
-    expect((await json(await post(VIEWER, "/config/validate", { yaml: "listen: ${1BAD}\n" }))).errors).toEqual(['yaml:1: malformed variable reference "${1BAD}"']);
+    expect((await json(await post(VIEWER, "/config/validate", { yaml: "listen: ${1BAD}\n" }))).errors).toEqual(["yaml:1: malformed variable reference at column 9 (${...} takes a variable name of letters, digits and _, not starting with a digit; not shown)"]);
     expect((await json(await post(VIEWER, "/config/validate", { yaml: "auth: {signing_key: {env: ''}}\n" }))).errors[0]).toStartWith("auth.signing_key.env: ");
   });
 });
@@ -275,6 +275,24 @@ describe("{env: NAME} takes a variable name: a secret pasted there is refused wi
       expect(result.stdout + result.stderr).not.toContain(PASTED.slice(-16));
       expect(result.stderr).toContain("auth.signing_key.env:");
       expect(result.stderr).toContain("providers.p.api_key.env:");
+    }
+  });
+
+  test("${...} around a pasted secret is a malformed reference, named by line and column, not quoted", async () => {
+    const yaml = `providers: {p: {protocol: openai, api_key: "\${${PASTED}}"}}\n`;
+    for (const [token, route] of [[VIEWER, "/config/validate"], [FULL, "/config/validate"], [FULL, "/config/apply"]] as const) {
+      const text = await (await post(token, route, { yaml })).text();
+      expect({ route, shown: text.includes(PASTED.slice(-16)) }).toEqual({ route, shown: false });
+      expect(text).toContain("yaml:1: malformed variable reference at column 45");
+    }
+    const dir = tempDir();
+    const path = join(dir, "wrapped.yaml");
+    writeFileSync(path, `${LISTEN_ANY}${yaml}`);
+    for (const args of [["--check", "--config", path], ["--config", path]]) {
+      const result = await runGateway(args, { env: ENV, cwd: dir });
+      expect(result.code).toBe(1);
+      expect(result.stdout + result.stderr).not.toContain(PASTED.slice(-16));
+      expect(result.stderr).toContain("malformed variable reference at column 45");
     }
   });
 });
