@@ -84,6 +84,12 @@ const LITERALS: { yaml: string; path: string }[] = [
   { yaml: `providers: {p: {protocol: openai, query: {key: {v: "${SECRETS.GW_PROVIDER_KEY}"}}}}\n`, path: "providers.p.query.key" },
   { yaml: `providers: {p: {protocol: bedrock, region: us-east-1, aws_access_key_id: "${SECRETS.GW_SIGNING_KEY}", aws_secret_access_key: "${SECRETS.GW_LONG_SECRET}", aws_session_token: "${SECRETS.GW_PROVIDER_KEY}"}}\n`, path: "providers.p.aws_secret_access_key" },
   { yaml: `identity-providers: {forge: {module: forge, settings: {client_id: c}, browser_login: {client_secret: "${SECRETS.GW_PROVIDER_KEY}"}}}\n`, path: "identity-providers.forge.browser_login.client_secret" },
+  // The secret written where its entry or map belongs: a bare token in the list, a header line, the client secret itself.
+  { yaml: `auth: {admin_auth: [admin-tokens], admin_tokens: ["${SECRETS.GATEWAY_ADMIN_TOKEN}"]}\n`, path: "auth.admin_tokens[0]" },
+  { yaml: `auth: {chain: [tokens], tokens: ["${SECRETS.GW_LONG_SECRET}"]}\n`, path: "auth.tokens[0]" },
+  { yaml: `providers: {p: {protocol: openai, headers: "Authorization: Bearer ${SECRETS.GW_PROVIDER_KEY}"}}\n`, path: "providers.p.headers" },
+  { yaml: `providers: {p: {protocol: openai, query: "key=${SECRETS.GW_PROVIDER_KEY}"}}\n`, path: "providers.p.query" },
+  { yaml: `identity-providers: {forge: {module: forge, settings: {client_id: c}, browser_login: "${SECRETS.GW_SIGNING_KEY}"}}\n`, path: "identity-providers.forge.browser_login" },
 ];
 
 let gw: RunningGateway;
