@@ -25,7 +25,8 @@ export interface UpstreamCall {
 
 /**
  * Why an upstream gave no answer the gateway could use, as a word routing and metrics know: no HTTP answer
- * (timeout, connect), an answer too large, cut short or undecodable, or the client left first.
+ * (timeout, connect), an answer too large, cut short or undecodable, a redirect (never followed), or the
+ * client left first.
  */
 export type FaultReason = "timeout" | "connect" | "client_gone" | "too_large" | "cut_short" | "unreadable" | "redirect";
 
