@@ -203,7 +203,7 @@ No error message shows a value taken from the environment: the error names the p
 - \`\${VAR:-fallback}\` uses \`fallback\` when \`VAR\` is unset (unlike the shell, a variable set to the empty string is used as is).
 - \`$\${\` is a literal \`\${\` (\`$\${HOME}\` leaves \`\${HOME}\` in the config).
 - Comments are never interpolated, so a commented-out \`\${VAR}\` never stops startup.
-- An unset variable without a fallback, or a malformed reference, stops startup naming the variable and its line: \`/etc/gateway/gateway.yaml:12: environment variable OPENAI_KEY is not set (referenced as \${OPENAI_KEY})\`.
+- An unset variable without a fallback, or a malformed reference, stops startup naming the variable and its line: \`/etc/gateway/gateway.yaml:12: environment variable OPENAI_KEY is not set (referenced as \${OPENAI_KEY})\`. A malformed reference is named by its line and column, not quoted (what sits between the braces may be a secret pasted there).
 
 ## Secrets
 

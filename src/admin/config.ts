@@ -35,7 +35,7 @@ export function effectiveConfigView(snapshot: Snapshot): EffectiveConfigView {
     providers: [...snapshot.providers.values()].map((p) => ({
       name: p.name,
       protocol: p.protocol,
-      base_url: p.baseUrl ?? null,
+      base_url: p.shownBaseUrl ?? null,
       region: p.region ?? null,
       api_key_configured: p.apiKey !== undefined && !p.apiKey.empty,
       header_names: sortedKeys(p.headers),

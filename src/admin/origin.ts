@@ -78,9 +78,25 @@ export function siteRefusal(snapshot: Snapshot, request: Request, listener: Boun
     if (!named) return `Host ${JSON.stringify(host.slice(0, 200))} does not name this admin listener; add it to security.admin_allowed_hosts to accept it`;
   }
   const origin = request.headers.get("origin");
-  if (origin === null) return undefined;
+  if (origin === null) return crossSiteWithoutOrigin(request);
   const lower = origin.toLowerCase();
   if (host !== undefined && lower === `${site.scheme}://${host}`) return undefined;
   if (site.origins.has(lower)) return undefined;
+  // A page of this listener under another of its names (http://localhost:<port> calling 127.0.0.1:<port>).
+  if (lower.startsWith(`${site.scheme}://`)) {
+    const [name, originPort] = splitHost(lower.slice(site.scheme.length + 3), site.defaultPort);
+    if (site.hosts.has(`${name}:${originPort}`)) return undefined;
+  }
   return `Origin ${JSON.stringify(origin.slice(0, 200))} may not use the admin API; add it to security.admin_allowed_origins to allow it`;
+}
+
+/**
+ * A browser that sends no Origin still says where a request comes from in Sec-Fetch-Site. A change sent
+ * from another site is refused even then; reads are not (a link to the admin plane stays a link).
+ */
+function crossSiteWithoutOrigin(request: Request): string | undefined {
+  if (request.method === "GET" || request.method === "HEAD") return undefined;
+  const site = request.headers.get("sec-fetch-site");
+  if (site !== "cross-site" && site !== "same-site") return undefined;
+  return `a ${site} browser request (Sec-Fetch-Site) may not change the admin plane; serve the console from an origin in security.admin_allowed_origins`;
 }

@@ -33,12 +33,13 @@ export function markReferences(text: string, source: string): MarkedText {
   const references: Reference[] = [];
   const lines = text.split("\n").map((line, index) => {
     if (/^\s*#/.test(line)) return line;
-    return line.replace(REFERENCE, (whole, escaped: string, body: string) => {
+    return line.replace(REFERENCE, (whole, escaped: string, body: string, at: number) => {
       if (escaped) return whole.slice(1);
       const fallbackAt = body.indexOf(":-");
       const name = fallbackAt === -1 ? body : body.slice(0, fallbackAt);
       if (!VAR_NAME.test(name)) {
-        errors.push(`${source}:${index + 1}: malformed variable reference "${whole}"`);
+        // Not quoted: what sits between the braces may be a secret pasted there by mistake (${sk-...}).
+        errors.push(`${source}:${index + 1}: malformed variable reference at column ${at + 1} (\${...} takes a variable name of letters, digits and _, not starting with a digit; not shown)`);
         return whole;
       }
       references.push({ name, fallback: fallbackAt === -1 ? undefined : body.slice(fallbackAt + 2) });

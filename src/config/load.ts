@@ -59,7 +59,7 @@ export function loadConfigTree(tree: unknown, source: string, ctx: LoadContext):
   const concealed = ctx.concealed ?? new Concealed();
   const errors = treeErrors(tree as object, concealed);
   if (errors.length > 0) return { ok: false, errors };
-  const resolved = resolveConfig(tree as GatewayConfig, { env: ctx.env, version: ctx.version ?? 0, source });
+  const resolved = resolveConfig(tree as GatewayConfig, { env: ctx.env, version: ctx.version ?? 0, source, conceal: (text) => concealed.scrub(text) });
   if (!resolved.ok) return { ok: false, errors: resolved.errors.map((e) => concealed.scrub(e)) };
   return { ok: true, snapshot: freezeSnapshot(resolved.snapshot) };
 }

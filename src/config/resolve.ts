@@ -16,6 +16,8 @@ export interface ResolveContext {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly version: number;
   readonly source: string;
+  /** Replaces values taken from the environment by their `${VAR}` (Concealed.scrub), for what views show. */
+  readonly conceal?: (text: string) => string;
 }
 
 export type ResolveResult = { ok: true; snapshot: Snapshot } | { ok: false; errors: string[] };
@@ -114,7 +116,10 @@ function readTls(c: Collector, block: { cert_file: string; key_file: string; cli
 
 const originOf = (url: string) => URL.parse(url)?.origin ?? url;
 
-function resolveProvider(c: Collector, name: string, p: ProviderCfg, healthDefaults: HealthSettings): ResolvedProvider {
+/** base_url as a read-only admin may see it: no userinfo (a credential) and no value from the environment. */
+const shownUrl = (url: string, conceal: ResolveContext["conceal"]) => (conceal ?? String)(url.replace(/^(https?:\/\/)[^/?#]*@/i, "$1***@"));
+
+function resolveProvider(c: Collector, name: string, p: ProviderCfg, healthDefaults: HealthSettings, conceal: ResolveContext["conceal"]): ResolvedProvider {
   const aws =
     p.aws_access_key_id && p.aws_secret_access_key
       ? {
@@ -128,6 +133,7 @@ function resolveProvider(c: Collector, name: string, p: ProviderCfg, healthDefau
     name,
     protocol: p.protocol,
     baseUrl,
+    shownBaseUrl: baseUrl === undefined ? undefined : shownUrl(baseUrl, conceal),
     origin: baseUrl === undefined ? "" : originOf(baseUrl),
     apiKey: c.providerKey(p.api_key, name),
     headers: p.headers ?? {},
@@ -146,7 +152,7 @@ export function resolveConfig(validated: GatewayConfig, ctx: ResolveContext): Re
 
   const healthDefaults = { ...HEALTH_DEFAULTS, ...cfg.health };
   const providers = new Map<string, ResolvedProvider>();
-  for (const [name, p] of Object.entries(cfg.providers ?? {})) providers.set(name, resolveProvider(c, name, p, healthDefaults));
+  for (const [name, p] of Object.entries(cfg.providers ?? {})) providers.set(name, resolveProvider(c, name, p, healthDefaults, ctx.conceal));
 
   const lanes = new Map<string, Lane>();
   for (const [name, m] of Object.entries(cfg.models ?? {})) {

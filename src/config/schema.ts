@@ -39,7 +39,8 @@ const NameMap = <T extends TSchema>(value: T, description: string) =>
 
 export const SecretRef = Type.Union(
   [
-    Strict({ env: Type.String({ minLength: 1, description: "environment variable holding the secret" }) }),
+    // A name only: a secret pasted here by mistake is refused without being repeated (x-secret).
+    Strict({ env: Type.String({ pattern: "^[A-Za-z_][A-Za-z0-9_]{0,255}$", description: "environment variable holding the secret", "x-secret": true, "x-expected": "an environment variable name (letters, digits, _; not starting with a digit)" }) }),
     Strict({ file: Type.String({ minLength: 1, description: "file holding the secret (trailing newline trimmed)" }) }),
   ],
   // x-secret: an error about this member never quotes its value (schema-errors.ts).
@@ -87,8 +88,10 @@ const ProviderCfg = Strict({
   protocol: Enum(PROTOCOLS),
   base_url: Type.Optional(Url("upstream base URL (vendor convention); defaults to the vendor's public endpoint")),
   api_key: Type.Optional(Type.Union([SecretRef, Type.String()], { description: "a secret reference or a string (typically ${VAR})", "x-secret": true })),
-  headers: Type.Optional(Type.Record(Type.String({ pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$" }), Type.String({ "x-secret": true }), { description: "extra static headers sent upstream" })),
-  query: Type.Optional(Type.Record(Type.String({ minLength: 1 }), Type.String({ "x-secret": true }), { description: "extra query parameters sent upstream" })),
+  // x-secret on the maps and token entries too: a value written where the map or entry belongs (a
+  // header line, a bare token in the list) is the secret itself, and must not be quoted back either.
+  headers: Type.Optional(Type.Record(Type.String({ pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$" }), Type.String({ "x-secret": true }), { description: "extra static headers sent upstream", "x-secret": true })),
+  query: Type.Optional(Type.Record(Type.String({ minLength: 1 }), Type.String({ "x-secret": true }), { description: "extra query parameters sent upstream", "x-secret": true })),
   health: Type.Optional(HealthCfg),
   region: Type.Optional(Type.String({ pattern: "^[a-z0-9-]+$", description: "AWS region (bedrock)" })),
   aws_access_key_id: Type.Optional(SecretRef),
@@ -156,10 +159,10 @@ const AuthCfg = Strict({
   chain: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { default: [], description: "ordered ingress modules: tokens | keys | oidc | <identity provider> | <plugin>; [] = open" })),
   signing_key: Type.Optional(SecretRef),
   key_ttl: Type.Optional(Type.String({ ...Duration, default: "90d", description: "validity of the keys token exchange issues" })),
-  tokens: Type.Optional(Type.Array(Strict({ name: Type.String({ minLength: 1, description: "label of the token" }), token: SecretRef }), { default: [], description: "static client tokens (the tokens module)" })),
+  tokens: Type.Optional(Type.Array(Strict({ name: Type.String({ minLength: 1, description: "label of the token" }), token: SecretRef }, { "x-secret": true }), { default: [], description: "static client tokens (the tokens module)" })),
   admin_auth: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { default: [], description: "admin chain: admin-tokens | oidc | <identity provider>; [] = open admin plane" })),
   admin_tokens: Type.Optional(
-    Type.Array(Strict({ name: Type.Optional(Type.String({ minLength: 1, description: "label of the token" })), token: SecretRef, scope: Type.Optional(Enum(ADMIN_SCOPES, { default: "full" })) }), { default: [], description: "admin-plane bearer tokens (the admin-tokens module)" }),
+    Type.Array(Strict({ name: Type.Optional(Type.String({ minLength: 1, description: "label of the token" })), token: SecretRef, scope: Type.Optional(Enum(ADMIN_SCOPES, { default: "full" })) }, { "x-secret": true }), { default: [], description: "admin-plane bearer tokens (the admin-tokens module)" }),
   ),
 }, { default: {} });
 
@@ -187,7 +190,7 @@ const GroupCfg = Strict({
 const IdentityProviderCfg = Strict({
   module: Type.String({ minLength: 1, description: "oidc | forge | <auth plugin>" }),
   settings: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { default: {}, description: "module settings, checked by the module (oidc needs issuer and audience; forge needs client_id)" })),
-  browser_login: Type.Optional(Strict({ client_secret: SecretRef, client_id: Type.Optional(Type.String({ minLength: 1 })) })),
+  browser_login: Type.Optional(Strict({ client_secret: SecretRef, client_id: Type.Optional(Type.String({ minLength: 1 })) }, { "x-secret": true })),
   max_admin_scope: Type.Optional(Enum(["none", "read-only", "full"], { default: "read-only" })),
 });
 const RoleBinding = Type.Union([Strict({ group: Type.String({ minLength: 1 }) }), Strict({ admin_scope: Enum(ADMIN_SCOPES) })], {

@@ -18,17 +18,36 @@ function adHocLane(snapshot: Snapshot, providerName: string, model: string): Lan
   return { name: `${providerName}/*`, provider, upstreamModel: model, contextWindow: null, maxConcurrent: null, maxRequests: null };
 }
 
+/**
+ * A path with a malformed percent-escape (`%zz`, `%C0%AF`): the router cannot decode its segments and
+ * hands on null, or picks the one-segment route for two (`/gem/x%zz` once reached it with a null alias
+ * and answered 500). Only a path holding a `%` pays for the check.
+ */
+function malformedPath(request: Request): boolean {
+  if (!request.url.includes("%")) return false;
+  try {
+    decodeURIComponent(new URL(request.url).pathname);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
 export function directRoutes(deps: PipelineDeps) {
   const openai = adapterFor("openai")!;
+  const refuse = (problem: string) => openai.encodeError(irError("invalid_request", problem, { param: "model" }));
+  const MALFORMED = "model: the path holds a malformed percent-escape";
   return controller("dataplane.direct")
     // The router needs one name for the first segment of both: `target` is a provider or a model alias.
     .post("/:target/:model", ({ request, params }) => {
+      if (malformedPath(request)) return refuse(MALFORMED);
       // The model goes into the upstream URL (Gemini, Bedrock): refused before anything is read or sent.
       const problem = modelNameProblem(params.model);
-      if (problem) return openai.encodeError(irError("invalid_request", problem, { param: "model" }));
+      if (problem) return refuse(problem);
       return handleModelRequest(deps, openai, request, { context: { pathModel: `${params.target}/${params.model}` }, lane: (snapshot) => adHocLane(snapshot, params.target, params.model) });
     }, { parse: "none" })
-    .post("/:target", ({ request, params }) => handleModelRequest(deps, openai, request, { context: { pathModel: params.target }, lane: (snapshot) => snapshot.lanes.get(params.target) }), {
-      parse: "none",
-    });
+    .post("/:target", ({ request, params }) => {
+      if (malformedPath(request)) return refuse(MALFORMED);
+      return handleModelRequest(deps, openai, request, { context: { pathModel: params.target }, lane: (snapshot) => snapshot.lanes.get(params.target) });
+    }, { parse: "none" });
 }

@@ -118,6 +118,9 @@ export async function handleModelRequest(deps: PipelineDeps, ingress: ProtocolAd
   }
 }
 
+/** A name that only picks a pool (the lane's own model goes upstream) may be spelt `vendor/model`. */
+const ROUTED_NAME = { namespaced: true } as const;
+
 async function serveModelRequest(deps: PipelineDeps, ingress: ProtocolAdapter, request: Request, route: ModelRoute, slot: InboundSlot | undefined): Promise<Response> {
   const started = performance.now();
   const snapshot = deps.holder.current;
@@ -132,10 +135,11 @@ async function serveModelRequest(deps: PipelineDeps, ingress: ProtocolAdapter, r
   const model = context.pathModel ?? (typeof body.model === "string" ? body.model : undefined);
   if (model === undefined || model === "") return refuse(irError("invalid_request", "model: required", { param: "model" }));
   const pool = route.lane ? directPool(snapshot, route.lane(snapshot, body)) : poolFor(snapshot, model);
-  if (!pool) {
+  // A name only a pattern pool (claude-*) matched is still the caller's text: it must be a model name too.
+  if (!pool || (!route.lane && pool.name !== model && modelNameProblem(model, ROUTED_NAME))) {
     // Not a name any pool or model could have (a path, a query, control characters): a bad request, not an
-    // unknown model. A direct route names `{provider}/{model}`; its model part is what is judged.
-    const problem = modelNameProblem(route.lane ? model.slice(model.lastIndexOf("/") + 1) : model);
+    // unknown model. A direct route names `{provider}/{model}`; its model part (after the first `/`) is judged.
+    const problem = route.lane ? modelNameProblem(model.slice(model.indexOf("/") + 1)) : modelNameProblem(model, ROUTED_NAME);
     return refuse(problem ? irError("invalid_request", problem, { param: "model" }) : irError("not_found", `The model \`${model}\` does not exist.`, { code: "model_not_found", param: "model" }));
   }
   if (principal.allowedPools && !principal.allowedPools.includes(pool.name)) return refuse(irError("permission", `This key may not use \`${model}\`.`), pool.name);

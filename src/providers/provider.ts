@@ -13,6 +13,8 @@ export interface ResolvedProvider {
   readonly protocol: ProtocolName;
   /** Absent only for the in-process mock. */
   readonly baseUrl: string | undefined;
+  /** baseUrl for views: userinfo and values from the environment replaced (resolve.ts shownUrl). */
+  readonly shownBaseUrl?: string;
   /** scheme://host:port of baseUrl: the key of its connection pool ("" for the mock). */
   readonly origin: string;
   readonly apiKey: Secret | undefined;

@@ -25,9 +25,10 @@ export interface UpstreamCall {
 
 /**
  * Why an upstream gave no answer the gateway could use, as a word routing and metrics know: no HTTP answer
- * (timeout, connect), an answer too large, cut short or undecodable, or the client left first.
+ * (timeout, connect), an answer too large, cut short or undecodable, a redirect (never followed), or the
+ * client left first.
  */
-export type FaultReason = "timeout" | "connect" | "client_gone" | "too_large" | "cut_short" | "unreadable";
+export type FaultReason = "timeout" | "connect" | "client_gone" | "too_large" | "cut_short" | "unreadable" | "redirect";
 
 /** An upstream fault; `message` is the gateway's own short wording (transportCause), never Bun's. */
 export interface UpstreamFault {
@@ -63,6 +64,12 @@ export async function callUpstream(call: UpstreamCall, fetchImpl: UpstreamFetch 
     // Bun inflates a compressed body as fast as it arrives, past any cap (a 0.5 MB gzip bomb became 512 MB);
     // an answer read whole is inflated by readAnswer instead, within the cap. Streams keep Bun's.
     const response = await fetchImpl(call.url, { method: "POST", headers: call.headers, body: call.body, signal: call.clientSignal, redirect: "manual", timeout: call.timeoutMs, session: call.session, decompress: !call.whole });
+    // A redirect is neither followed (the provider's key would go along) nor relayed (the client would
+    // follow it to a host no one configured): an upstream fault, like any answer the gateway cannot use.
+    if (response.status >= 300 && response.status < 400) {
+      response.body?.cancel().catch(() => {});
+      return { ok: false, reason: "redirect", message: `upstream answered ${response.status}, a redirect the gateway does not follow` };
+    }
     return { ok: true, response, encoded: call.whole };
   } catch (error) {
     if (call.clientSignal.aborted) return CLIENT_GONE;

@@ -4,6 +4,7 @@
 // once; a route that takes no body refuses one; out-of-range numbers and control characters are 400s
 // naming the member. Every answer is the admin envelope; refused mutations are audited.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { connect } from "node:net";
 import { embeddedDefaultText } from "../../src/config/default.ts";
 import { json, LISTEN_ANY, startGateway, type RunningGateway } from "../support/gateway.ts";
 
@@ -82,7 +83,83 @@ describe("the attack from the issue: a web page reconfigures the open embedded d
   });
 });
 
+describe("the attack from the issue, in every shape a page or a rebinding name can give it", () => {
+  const DEFAULT = embeddedDefaultText({ OPENAI_API_KEY: "sk-real" }).replace(/^listen: .*$/m, "listen: 127.0.0.1:0").replace(/^admin_listen: .*$/m, "admin_listen: 127.0.0.1:0");
+  const attack = JSON.stringify({ config: { providers: { openai: { protocol: "openai", base_url: "http://evil.example/v1", api_key: { env: "OPENAI_API_KEY" } } } } });
+
+  test("no variant re-points the provider of the open embedded default", async () => {
+    const open = await startGateway(DEFAULT, { env: { OPENAI_API_KEY: "sk-real" } });
+    try {
+      const openPort = new URL(open.admin).port;
+      const apply = (headers: Record<string, string>) => fetch(`${open.admin}/config/apply`, { method: "POST", headers, body: attack });
+      const variants: Record<string, string>[] = [
+        { "content-type": "text/plain" },
+        { "content-type": "application/x-www-form-urlencoded", origin: "http://attacker.example" },
+        { "content-type": "multipart/form-data; boundary=x", origin: "http://attacker.example" },
+        { "content-type": "application/json", origin: "http://attacker.example" },
+        { "content-type": "application/json", origin: "null" },
+        { "content-type": "application/json", origin: `https://127.0.0.1:${openPort}` },
+        { "content-type": "application/json", origin: `http://127.0.0.1:${openPort}.attacker.example` },
+        // A browser that sends no Origin still says the request is cross-site.
+        { "content-type": "application/json", "sec-fetch-site": "cross-site" },
+        { "content-type": "text/plain", "sec-fetch-site": "same-site" },
+        // DNS rebinding: the page's own name, now pointing at 127.0.0.1, with the browser's same-origin Origin.
+        { "content-type": "application/json", host: `attacker.example:${openPort}`, origin: `http://attacker.example:${openPort}` },
+        { "content-type": "application/json", host: `127.0.0.1.attacker.example:${openPort}` },
+        { "content-type": "application/json", host: `localhost.:${openPort}` },
+      ];
+      for (const headers of variants) {
+        const response = await apply(headers);
+        expect({ headers, status: response.status }).toEqual({ headers, status: headers["content-type"] === "text/plain" && !headers.origin && !headers["sec-fetch-site"] ? 415 : 403 });
+      }
+      // Over a raw socket: an absolute-form target and a second Host header change nothing either.
+      for (const head of [`POST http://127.0.0.1:${openPort}/api/v1/admin/config/apply HTTP/1.1\r\nHost: attacker.example`, `POST /api/v1/admin/config/apply HTTP/1.1\r\nHost: 127.0.0.1:${openPort}\r\nHost: attacker.example`]) {
+        const answer = await rawExchange(Number(openPort), `${head}\r\nContent-Type: application/json\r\nContent-Length: ${attack.length}\r\nConnection: close\r\n\r\n${attack}`);
+        expect(answer.slice(9, 12)).toBe("403");
+      }
+      const config = await json(await fetch(`${open.admin}/config`));
+      expect(config.version).toBe(0);
+      expect(config.providers.find((p: { name: string }) => p.name === "openai").base_url).toBe("https://api.openai.com/v1");
+    } finally {
+      await open.stop();
+    }
+  });
+});
+
+/** Sends `request` as it is over one socket; resolves with what was read until the server closed it. */
+function rawExchange(port: number, request: string): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = connect(port, "127.0.0.1", () => socket.write(request));
+    let got = "";
+    socket.on("data", (chunk) => (got += chunk.toString("latin1")));
+    const timer = setTimeout(() => socket.destroy(), 5000);
+    socket.on("close", () => (clearTimeout(timer), resolve(got)));
+    socket.on("error", () => {});
+  });
+}
+
 describe("Origin and Host", () => {
+  test("the listener's own origin under any of its names passes; a port, scheme or userinfo that differs does not", async () => {
+    for (const origin of [`http://localhost:${port}`, `http://LOCALHOST:${port}`, `http://[::1]:${port}`]) {
+      expect({ origin, status: (await admin("/info", { headers: { origin } })).status }).toEqual({ origin, status: 200 });
+    }
+    expect((await admin("/keys", { method: "POST", headers: { origin: `http://localhost:${port}` }, body: JSON.stringify({ name: "from-localhost" }) })).status).toBe(201);
+    for (const origin of [`http://localhost:${Number(port) + 1}`, `https://localhost:${port}`, `http://user@localhost:${port}`, `http://localhost:${port}/`, "http://localhost", `http://localhost.:${port}`]) {
+      expect({ origin, status: (await admin("/info", { headers: { origin } })).status }).toEqual({ origin, status: 403 });
+    }
+  });
+
+  test("a change a browser marks cross-site (Sec-Fetch-Site) is refused without Origin too; reads and same-origin changes are not", async () => {
+    for (const site of ["cross-site", "same-site"]) {
+      const refused = await admin("/keys", { method: "POST", headers: { "sec-fetch-site": site }, body: JSON.stringify({ name: `from-${site}` }) });
+      expect(await envelope(refused, 403, "forbidden")).toContain("Sec-Fetch-Site");
+    }
+    expect((await admin("/info", { headers: { "sec-fetch-site": "cross-site" } })).status).toBe(200);
+    for (const site of ["same-origin", "none"]) {
+      expect((await admin("/keys", { method: "POST", headers: { "sec-fetch-site": site }, body: JSON.stringify({ name: `from-${site}` }) })).status).toBe(201);
+    }
+  });
+
   test("a foreign Origin is refused on reads and mutations alike, before authentication", async () => {
     for (const origin of ["http://attacker.example", "null", `http://localhost:${Number(port) + 1}`, "https://console.example.com.evil"]) {
       await envelope(await admin("/info", { headers: { origin } }), 403, "forbidden");

@@ -24,11 +24,14 @@ const SECRETS = {
   GW_POOL_SECRET: `pool-${randomBytes(10).toString("hex")}`,
 };
 const VIEWER = secret("viewer");
+/** A password written into a base_url's userinfo (a literal, not from the environment). */
+const URL_PASSWORD = secret("urlpw");
 const ENV = { ...SECRETS, GW_VIEWER_TOKEN: VIEWER };
 
 const CONFIG = `${LISTEN_ANY}store: {module: sqlite, settings: {path: ":memory:"}}
 providers:
   up: {protocol: openai, base_url: "http://127.0.0.1:9/v1", api_key: {env: GW_PROVIDER_KEY}}
+  vendor: {protocol: openai, base_url: "http://ops:${URL_PASSWORD}@127.0.0.1:9/\${GW_LONG_SECRET}/v1", api_key: {env: GW_PROVIDER_KEY}}
 models:
   m1: {provider: up}
 pools:
@@ -78,6 +81,15 @@ const LITERALS: { yaml: string; path: string }[] = [
   { yaml: `auth: {admin_auth: [admin-tokens], admin_tokens: [{token: "${SECRETS.GATEWAY_ADMIN_TOKEN}"}]}\n`, path: "auth.admin_tokens[0].token" },
   { yaml: `auth: {tokens: [{name: t, token: "${SECRETS.GW_LONG_SECRET}"}]}\n`, path: "auth.tokens[0].token" },
   { yaml: `providers: {p: {protocol: openai, api_key: [${JSON.stringify(SECRETS.GW_PROVIDER_KEY)}], headers: {x-key: [${JSON.stringify(SECRETS.GW_ODD_SECRET)}]}}}\n`, path: "providers.p." },
+  { yaml: `providers: {p: {protocol: openai, query: {key: {v: "${SECRETS.GW_PROVIDER_KEY}"}}}}\n`, path: "providers.p.query.key" },
+  { yaml: `providers: {p: {protocol: bedrock, region: us-east-1, aws_access_key_id: "${SECRETS.GW_SIGNING_KEY}", aws_secret_access_key: "${SECRETS.GW_LONG_SECRET}", aws_session_token: "${SECRETS.GW_PROVIDER_KEY}"}}\n`, path: "providers.p.aws_secret_access_key" },
+  { yaml: `identity-providers: {forge: {module: forge, settings: {client_id: c}, browser_login: {client_secret: "${SECRETS.GW_PROVIDER_KEY}"}}}\n`, path: "identity-providers.forge.browser_login.client_secret" },
+  // The secret written where its entry or map belongs: a bare token in the list, a header line, the client secret itself.
+  { yaml: `auth: {admin_auth: [admin-tokens], admin_tokens: ["${SECRETS.GATEWAY_ADMIN_TOKEN}"]}\n`, path: "auth.admin_tokens[0]" },
+  { yaml: `auth: {chain: [tokens], tokens: ["${SECRETS.GW_LONG_SECRET}"]}\n`, path: "auth.tokens[0]" },
+  { yaml: `providers: {p: {protocol: openai, headers: "Authorization: Bearer ${SECRETS.GW_PROVIDER_KEY}"}}\n`, path: "providers.p.headers" },
+  { yaml: `providers: {p: {protocol: openai, query: "key=${SECRETS.GW_PROVIDER_KEY}"}}\n`, path: "providers.p.query" },
+  { yaml: `identity-providers: {forge: {module: forge, settings: {client_id: c}, browser_login: "${SECRETS.GW_SIGNING_KEY}"}}\n`, path: "identity-providers.forge.browser_login" },
 ];
 
 let gw: RunningGateway;
@@ -145,7 +157,7 @@ describe("POST /config/validate and /config/apply never echo a secret", () => {
     for (const [a, b] of pairs) expect(await verdict(a!)).toBe(await verdict(b!));
     expect(JSON.parse(await verdict("auth: {signing_key: {file: /nonexistent/secret}}\n"))).toEqual({ ok: true, errors: [] });
     // Shape is still checked.
-    expect((await json(await post(VIEWER, "/config/validate", { yaml: "listen: ${1BAD}\n" }))).errors).toEqual(['yaml:1: malformed variable reference "${1BAD}"']);
+    expect((await json(await post(VIEWER, "/config/validate", { yaml: "listen: ${1BAD}\n" }))).errors).toEqual(["yaml:1: malformed variable reference at column 9 (${...} takes a variable name of letters, digits and _, not starting with a digit; not shown)"]);
     expect((await json(await post(VIEWER, "/config/validate", { yaml: "auth: {signing_key: {env: ''}}\n" }))).errors[0]).toStartWith("auth.signing_key.env: ");
   });
 });
@@ -237,5 +249,92 @@ describe("YAML that would stall the process is refused with a 400 at once", () =
   test("a config nested as deep as the bound still validates", async () => {
     const yaml = `hooks:\n  h:\n    kind: gate\n    settings: {x: ${"[".repeat(58)}${"]".repeat(58)}}\n`;
     expect(await json(await post(VIEWER, "/config/validate", { yaml }))).toEqual({ ok: true, errors: [] });
+  });
+});
+
+describe("{env: NAME} takes a variable name: a secret pasted there is refused without being repeated", () => {
+  const PASTED = secret("sk-live-pasted");
+  const TEXTS = [
+    `auth: {signing_key: {env: "${PASTED}"}}\n`,
+    `providers: {p: {protocol: openai, api_key: {env: "${PASTED}"}}}\n`,
+    `providers: {p: {protocol: bedrock, region: us-east-1, aws_access_key_id: {env: "${PASTED}"}, aws_secret_access_key: {env: "AKIA ${PASTED}"}}}\n`,
+    `auth: {admin_auth: [admin-tokens], admin_tokens: [{token: {env: "${PASTED}"}}]}\n`,
+  ];
+
+  test("by validate (both scopes) and apply", async () => {
+    for (const yaml of TEXTS) {
+      for (const [token, route] of [[VIEWER, "/config/validate"], [FULL, "/config/validate"], [FULL, "/config/apply"]] as const) {
+        const text = await (await post(token, route, { yaml })).text();
+        expect({ route, yaml, shown: text.includes(PASTED.slice(-16)) }).toEqual({ route, yaml, shown: false });
+        expect(text).toContain(".env: expected an environment variable name");
+      }
+    }
+  });
+
+  test("by --check and the boot log", async () => {
+    const dir = tempDir();
+    const path = join(dir, "pasted.yaml");
+    writeFileSync(path, `${LISTEN_ANY}${TEXTS[0]}providers: {p: {protocol: openai, api_key: {env: "${PASTED}"}}}\n`);
+    for (const args of [["--check", "--config", path], ["--config", path]]) {
+      const result = await runGateway(args, { env: ENV, cwd: dir });
+      expect(result.code).toBe(1);
+      expect(result.stdout + result.stderr).not.toContain(PASTED.slice(-16));
+      expect(result.stderr).toContain("auth.signing_key.env:");
+      expect(result.stderr).toContain("providers.p.api_key.env:");
+    }
+  });
+
+  test("${...} around a pasted secret is a malformed reference, named by line and column, not quoted", async () => {
+    const yaml = `providers: {p: {protocol: openai, api_key: "\${${PASTED}}"}}\n`;
+    for (const [token, route] of [[VIEWER, "/config/validate"], [FULL, "/config/validate"], [FULL, "/config/apply"]] as const) {
+      const text = await (await post(token, route, { yaml })).text();
+      expect({ route, shown: text.includes(PASTED.slice(-16)) }).toEqual({ route, shown: false });
+      expect(text).toContain("yaml:1: malformed variable reference at column 45");
+    }
+    const dir = tempDir();
+    const path = join(dir, "wrapped.yaml");
+    writeFileSync(path, `${LISTEN_ANY}${yaml}`);
+    for (const args of [["--check", "--config", path], ["--config", path]]) {
+      const result = await runGateway(args, { env: ENV, cwd: dir });
+      expect(result.code).toBe(1);
+      expect(result.stdout + result.stderr).not.toContain(PASTED.slice(-16));
+      expect(result.stderr).toContain("malformed variable reference at column 45");
+    }
+  });
+});
+
+describe("what a read-only admin can read after a full admin applied configs holding secrets", () => {
+  const viewer = (path: string) => fetch(`${gw.admin}${path}`, { headers: { authorization: `Bearer ${VIEWER}` } });
+
+  test("a read-only principal's changes are refused before anything is resolved: a file that exists and one that does not answer alike", async () => {
+    const attempts = (file: string) => [
+      post(VIEWER, "/config/apply", { yaml: `auth: {signing_key: {file: ${file}}}\n` }),
+      fetch(`${gw.admin}/config/settings`, { method: "PUT", headers: { authorization: `Bearer ${VIEWER}`, "content-type": "application/json" }, body: JSON.stringify({ tls: { cert_file: file, key_file: file } }) }),
+    ];
+    for (const [a, b] of (await Promise.all(attempts("/etc/passwd"))).map((r, i) => [r, i] as const)) {
+      const other = (await Promise.all(attempts("/nonexistent/secret")))[b]!;
+      expect(a.status).toBe(403);
+      expect((await a.text()).replaceAll("/etc/passwd", "F")).toBe((await other.text()).replaceAll("/nonexistent/secret", "F"));
+    }
+  });
+
+  test("no view shows a value from the environment, a file, a secret position or a base_url's userinfo", async () => {
+    writeFileSync(join(gw.dir, "provider.key"), `${SECRETS.GW_PROVIDER_KEY}\n`);
+    const next = CONFIG.replace("providers:\n", `providers:\n  filed: {protocol: anthropic, base_url: "http://\${GW_SIGNING_KEY}.example", api_key: {file: ${join(gw.dir, "provider.key")}}, headers: {x-k: "\${GW_ODD_SECRET}"}, query: {key: "\${GW_DIGITS_SECRET}"}}\n`);
+    const applied = await post(FULL, "/config/apply", { yaml: next });
+    expect(applied.status).toBe(200);
+    const version = (await json(applied)).config_version;
+    const paths = ["/config", "/config/versions", `/config/versions/${version}`, `/config/versions/${version - 1}`, `/config/diff?from=${version - 1}&to=${version}`, "/config/settings", "/info", "/audit", "/keys", "/groups", "/admin-auth", "/openapi.json"];
+    // A pool named by a variable is a name clients call (GET /v1/models lists it): views show names.
+    const valuesIn = (text: string) => leaks(text).filter((name) => name !== "GW_POOL_SECRET");
+    for (const path of paths) {
+      const response = await viewer(path);
+      const text = await response.text();
+      expect({ path, status: response.status, leaked: valuesIn(text), password: text.includes(URL_PASSWORD) }).toEqual({ path, status: 200, leaked: [], password: false });
+    }
+    const providers = (await json(await viewer("/config"))).providers as { name: string; base_url: string }[];
+    expect(providers.find((p) => p.name === "vendor")!.base_url).toBe("http://***@127.0.0.1:9/${GW_LONG_SECRET}/v1");
+    expect(providers.find((p) => p.name === "filed")!.base_url).toContain("${GW_SIGNING_KEY}");
+    for (const path of ["/stats", "/metrics", "/v1/models", "/healthz"]) expect(valuesIn(await (await fetch(`${gw.data}${path}`)).text())).toEqual([]);
   });
 });

@@ -126,6 +126,41 @@ describe("an allowed Origin", () => {
   });
 });
 
+describe("every protocol path and direct route", () => {
+  const GEN = { contents: [{ role: "user", parts: [{ text: "hi" }] }] };
+  const CONVERSE = { messages: [{ role: "user", content: [{ text: "hi" }] }] };
+  /** Each model route: its path, a valid body, and how its refusal names the forbidden origin. */
+  const ROUTES: [string, unknown, (r: Response, body: any) => void][] = [
+    ["/v1/chat/completions", CHAT, (_, b) => expect(b.error.type).toBe("permission_error")],
+    ["/chat/completions", CHAT, (_, b) => expect(b.error.type).toBe("permission_error")],
+    ["/v1/messages", MESSAGES, (_, b) => expect(b).toMatchObject({ type: "error", error: { type: "permission_error" } })],
+    ["/v1/responses", { model: "mock-1", input: "hi" }, (_, b) => expect(b.error.type).toBe("permission_error")],
+    ["/v2/chat", CHAT, (_, b) => expect(typeof b.message).toBe("string")],
+    ["/v1beta/models/mock-1:generateContent", GEN, (_, b) => expect(b.error.status).toBe("PERMISSION_DENIED")],
+    ["/v1beta/models/mock-1:streamGenerateContent?alt=sse", GEN, (_, b) => expect(b.error.status).toBe("PERMISSION_DENIED")],
+    ["/v1/models/mock-1:generateContent", GEN, (_, b) => expect(b.error.status).toBe("PERMISSION_DENIED")],
+    ["/model/mock-1/converse", CONVERSE, (r) => expect(r.headers.get("x-amzn-errortype")).toStartWith("AccessDeniedException")],
+    ["/model/mock-1/converse-stream", CONVERSE, (r) => expect(r.headers.get("x-amzn-errortype")).toStartWith("AccessDeniedException")],
+    ["/local/mock-1", CHAT, (_, b) => expect(b.error.type).toBe("permission_error")],
+    ["/mock-1", CHAT, (_, b) => expect(b.error.type).toBe("permission_error")],
+  ];
+
+  test("a foreign origin (a simple text/plain POST included) is refused in the path's own shape; an allowed one gets the preflight and the answer", async () => {
+    for (const [path, body, native] of ROUTES) {
+      for (const origin of ["https://evil.example", "null"]) {
+        const refused = await fetch(`${gw.data}${path}`, { method: "POST", headers: { origin, "content-type": "text/plain" }, body: JSON.stringify(body) });
+        expect({ path, origin, status: refused.status, acao: refused.headers.get("access-control-allow-origin") }).toEqual({ path, origin, status: 403, acao: null });
+        native(refused, await json(refused));
+      }
+      const preflight = await fetch(`${gw.data}${path}`, { method: "OPTIONS", headers: { origin: APP, "access-control-request-method": "POST", "access-control-request-headers": "content-type, x-api-key" } });
+      expect({ path, status: preflight.status, acao: preflight.headers.get("access-control-allow-origin") }).toEqual({ path, status: 204, acao: APP });
+      const served = await post(path, body, { origin: APP });
+      expect({ path, status: served.status, acao: served.headers.get("access-control-allow-origin") }).toEqual({ path, status: 200, acao: APP });
+      await served.arrayBuffer();
+    }
+  });
+});
+
 test("the list is live: an origin added through PUT /config/settings is served at once", async () => {
   const fresh = { origin: "https://new.example" };
   expect((await post("/v1/chat/completions", CHAT, fresh)).status).toBe(403);
@@ -138,4 +173,13 @@ test("the list is live: an origin added through PUT /config/settings is served a
   const response = await post("/v1/chat/completions", CHAT, fresh);
   expect(response.status).toBe(200);
   expect(response.headers.get("access-control-allow-origin")).toBe("https://new.example");
+  // "*": every origin is served, each answered with its own origin (and Vary: Origin).
+  const any = await fetch(`${gw.admin}/config/settings`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ security: { allowed_origins: ["*"] } }) });
+  expect(any.status).toBe(200);
+  for (const origin of ["https://whatever.example", "null"]) {
+    const served = await post("/v1/messages", MESSAGES, { origin });
+    expect({ status: served.status, acao: served.headers.get("access-control-allow-origin"), vary: served.headers.get("vary") }).toEqual({ status: 200, acao: origin, vary: "Origin" });
+    const preflight = await fetch(`${gw.data}/model/mock-1/converse`, { method: "OPTIONS", headers: { origin, "access-control-request-method": "POST" } });
+    expect(preflight.status).toBe(204);
+  }
 });

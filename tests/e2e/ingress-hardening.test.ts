@@ -12,6 +12,8 @@ import { startBedrockUpstream } from "../support/upstreams/bedrock.ts";
 import { GEMINI_DEFAULT_KEY, startGeminiUpstream } from "../support/upstreams/gemini.ts";
 import { OPENAI_DEFAULT_KEY, startOpenAIUpstream } from "../support/upstreams/openai.ts";
 
+/** An inference-profile ARN, as a Bedrock model id (the AWS SDK percent-encodes it into one path segment). */
+const ARN = "arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-haiku-4-5-20251001-v1:0";
 const oaiUp = startOpenAIUpstream();
 const antUp = startAnthropicUpstream();
 const gemUp = startGeminiUpstream();
@@ -32,7 +34,11 @@ models:
   gpt-up: {provider: oai, model: gpt-4o-mini}
   claude-up: {provider: ant, model: claude-haiku-4-5}
   mock-1: {provider: local}
+  haiku-arn: {provider: brk, model: "${ARN}"}
+  gem-flash: {provider: gem, model: gemini-2.0-flash}
 pools:
+  "gemini-*": {members: [{model: gem-flash}]}
+  "arn*": {members: [{model: haiku-arn}]}
   to-openai: {members: [{model: gpt-up}]}
   to-anthropic: {members: [{model: claude-up}]}
   default: {members: [{model: mock-1}]}
@@ -141,6 +147,74 @@ describe("class 3: caller text never steers the upstream URL", () => {
     expect(bedrock.status).toBe(200);
     expect(gemUp.requests.map((r) => r.path)).toEqual(["/v1beta/models/gemini-2.0-flash:generateContent"]);
     expect(brkUp.requests.map((r) => r.path)).toEqual(["/model/us.anthropic.claude-3-5-haiku-20241022-v1%3A0/converse"]);
+  });
+});
+
+describe("class 3: Bedrock ids and ARNs, and names only a pattern pool matches", () => {
+  const enc = encodeURIComponent;
+  const chat = JSON.stringify({ messages: [{ role: "user", content: "hi" }] });
+  const converse = JSON.stringify(CALLS.bedrock.body(""));
+
+  test("a Bedrock id with `:` and ARNs, encoded as the AWS SDK sends them, reach exactly their own upstream path", async () => {
+    const OTHER = "arn:aws:bedrock:us-west-2::foundation-model/anthropic.claude-3-haiku-20240307-v1:0";
+    const cases: [string, string, string][] = [
+      [`/brk/${enc(ARN)}`, chat, `/model/${enc(ARN)}/converse`], // a direct route to a configured model
+      [`/brk/${enc(OTHER)}`, chat, `/model/${enc(OTHER)}/converse`], // a direct route to any model of the provider
+      [`/brk/${enc("us.anthropic.claude-haiku-4-5-20251001-v1:0")}`, chat, "/model/us.anthropic.claude-haiku-4-5-20251001-v1%3A0/converse"],
+      [`/model/${enc(ARN)}/converse`, converse, `/model/${enc(ARN)}/converse`], // the Bedrock route, through the arn* pool
+      [`/model/${enc(ARN)}/converse-stream`, converse, `/model/${enc(ARN)}/converse-stream`],
+    ];
+    for (const [path, body, upstream] of cases) {
+      ups.forEach((u) => u.reset());
+      const answer = await rawPost(path, body);
+      expect({ path, status: statusOf(answer), upstream: upstreamPaths() }).toEqual({ path, status: 200, upstream: [upstream] });
+      expect(brkUp.requests[0]!.headers.authorization).toBe(`Bearer ${brkUp.apiKey}`);
+    }
+    ups.forEach((u) => u.reset());
+    for (const bad of [`${ARN}/../../x`, "arn:aws:bedrock:us-east-1:123456789012:inference-profile/..%2Fx", "arn:aws:bedrock:us-east-1:123456789012:inference-profile/a?b"]) {
+      expect({ bad, status: statusOf(await rawPost(`/brk/${enc(bad)}`, chat)) }).toEqual({ bad, status: 400 });
+      expect({ bad, status: statusOf(await rawPost(`/model/${enc(bad)}/converse`, converse)) }).toEqual({ bad, status: 400 });
+    }
+    // Where the name goes into the URL (a direct route), a `/` is only an ARN's.
+    for (const bad of ["arn:aws:s3:::bucket/key", "vendor/model"]) expect({ bad, status: statusOf(await rawPost(`/brk/${enc(bad)}`, chat)) }).toEqual({ bad, status: 400 });
+    expect(upstreamPaths()).toEqual([]);
+  });
+
+  test("a direct route whose path holds a malformed percent-escape is a 400 naming model, not a 500", async () => {
+    for (const path of ["/gem/gemini-x%zz", "/gem/gemini-x%", "/gem/gemini-x%C0%AF", "/gem%zz/gemini-x", "/gemini%zz", "/brk/us.anthropic.claude%E0%A4"]) {
+      const answer = await rawPost(path, chat);
+      expect({ path, status: statusOf(answer) }).toEqual({ path, status: 400 });
+      expect(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4)).error).toMatchObject({ type: "invalid_request_error", param: "model" });
+    }
+    expect(upstreamPaths()).toEqual([]);
+    expect(gw.logs.filter((line) => line.includes("unhandled error"))).toEqual([]);
+  });
+
+  test("a name that only a pattern pool (gemini-*) matches must still be a model name, on every protocol", async () => {
+    const BAD = ["gemini-x/../../y", "gemini-x\\..\\y", "gemini-x?key=1", "gemini-x#y", "gemini-x\u0000", "gemini-x\r\nHost: evil", "gemini-\u2024\u2024\uff0fx", "gemini-x y", "gemini-x%2Fy", "gemini-..", `gemini-${"x".repeat(300)}`];
+    for (const protocol of PROTOCOLS) {
+      for (const model of BAD) {
+        const inPath = protocol === "gemini" || protocol === "bedrock";
+        const response = await post(inPath ? CALLS[protocol].path(enc(model)) : CALLS[protocol].path(model), CALLS[protocol].body(model));
+        const body = await response.json();
+        expect({ protocol, model, status: response.status }).toEqual({ protocol, model, status: 400 });
+        expect(nativeMessage(protocol, response, body)).toContain("model");
+      }
+    }
+    expect(upstreamPaths()).toEqual([]);
+    // A real name the pattern matches is served, by the pool's configured model only; so is one spelt
+    // `vendor/model` (OpenRouter, LiteLLM), which only routing reads. An unknown such name is a 404.
+    for (const protocol of PROTOCOLS) {
+      const inPath = protocol === "gemini" || protocol === "bedrock";
+      for (const model of ["gemini-1.5-pro", "gemini-exp/1206"]) {
+        ups.forEach((u) => u.reset());
+        const response = await post(CALLS[protocol].path(inPath ? enc(model) : model), CALLS[protocol].body(model));
+        expect({ protocol, model, status: response.status }).toEqual({ protocol, model, status: 200 });
+        expect(upstreamPaths()).toEqual(["/v1beta/models/gemini-2.0-flash:generateContent"]);
+      }
+      const unknown = await post(CALLS[protocol].path(inPath ? enc("vendor/unknown-1") : "vendor/unknown-1"), CALLS[protocol].body("vendor/unknown-1"));
+      expect({ protocol, status: unknown.status }).toEqual({ protocol, status: 404 });
+    }
   });
 });
 

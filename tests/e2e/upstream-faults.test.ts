@@ -21,6 +21,7 @@ const FAULTS = {
   short: /cut short: connection reset/,
   huge: /larger than limits\.max_upstream_response_bytes \(33554432 bytes\)/,
   bomb: /larger than limits\.max_upstream_response_bytes \(33554432 bytes\)/,
+  redirect: /upstream answered 307, a redirect the gateway does not follow/,
 } as const;
 type Fault = keyof typeof FAULTS;
 const SCENARIOS = [...Object.keys(FAULTS), "exact", "stream-json", "trickle"];
@@ -48,6 +49,8 @@ models:
 ${models.join("\n")}
 ${failover.join("\n")}
   stream-html: {provider: o-html, model: html}
+  stream-o-redirect: {provider: o-redirect, model: redirect}
+  stream-a-redirect: {provider: a-redirect, model: redirect}
 pools:
 ${pools.join("\n")}
   t-o: {members: [{model: o-trickle}], failover: {timeout_secs: 2}}
@@ -74,6 +77,7 @@ const chat = (model: string, extra: Record<string, unknown> = {}) =>
 /** A 502 (or `status`) in OpenAI's error envelope whose message matches, and quotes neither the body nor Bun. */
 async function expectFault(response: Response, message: RegExp, status = 502): Promise<void> {
   const text = await response.text();
+  expect(response.headers.get("location")).toBeNull();
   expect({ status: response.status, text }).toMatchObject({ status, text: expect.stringContaining('"error"') });
   const body = JSON.parse(text);
   expect(body.error.message).toMatch(message);
@@ -96,7 +100,7 @@ describe("a 2xx that is not the vendor's answer, or one cut short, is a 502 nami
     await expectFault(await chat(`o-${fault}`), FAULTS[fault as Fault]);
   });
 
-  test.each(["html", "binary", "binary-json", "truncated", "reset", "short"] as const)("%s (OpenAI client, Anthropic lane: translated)", async (fault) => {
+  test.each(["html", "binary", "binary-json", "truncated", "reset", "short", "redirect"] as const)("%s (OpenAI client, Anthropic lane: translated)", async (fault) => {
     await expectFault(await chat(`a-${fault}`), FAULTS[fault]);
   });
 
@@ -104,6 +108,22 @@ describe("a 2xx that is not the vendor's answer, or one cut short, is a 502 nami
     await expectFault(await chat("o-stream-json", { stream: true }), /content of type application\/json, not text\/event-stream/);
     await expectFault(await chat("stream-html", { stream: true }), /content of type text\/html, not text\/event-stream/);
     await expectFault(await chat("a-stream-json", { stream: true }), /content of type application\/json, not text\/event-stream/);
+  });
+
+  test("an upstream redirect is neither followed with the provider's key nor relayed to the client", async () => {
+    // The non-stream calls were made above (each fault's test); a lane of their own for the streams (the
+    // first fault cools a lane down).
+    for (const [model, stream] of [["stream-o-redirect", true], ["stream-a-redirect", true]] as const) {
+      const response = await fetch(`${gw.data}/v1/chat/completions`, {
+        method: "POST",
+        redirect: "manual",
+        headers: { "content-type": "application/json", authorization: "Bearer client-key" },
+        body: JSON.stringify({ model, stream, max_tokens: 16, messages: [{ role: "user", content: "hello" }] }),
+      });
+      expect({ model, stream, location: response.headers.get("location") }).toEqual({ model, stream, location: null });
+      await expectFault(response, FAULTS.redirect);
+    }
+    expect(hostile.hits.steal).toBeUndefined();
   });
 
   test("a good answer is relayed byte for byte (a byte that is not UTF-8 included)", async () => {

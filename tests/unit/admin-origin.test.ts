@@ -46,6 +46,26 @@ describe("a named or TLS listener", () => {
     expect(siteRefusal(on443.snapshot, request({ host: "localhost" }), { ...on443.listener, port: 443 })).toBeUndefined();
   });
 
+  test("an Origin naming the listener by another of its names; the default port may be left out, as browsers do", () => {
+    const s = snapshot("127.0.0.1");
+    for (const origin of ["http://localhost:8081", "http://[::1]:8081"]) expect({ origin, ok: accepts(s, { host: "127.0.0.1:8081", origin }) }).toEqual({ origin, ok: true });
+    for (const origin of ["http://localhost:8082", "https://localhost:8081", "http://localhost", "http://10.0.0.5:8081"]) expect({ origin, ok: accepts(s, { host: "127.0.0.1:8081", origin }) }).toEqual({ origin, ok: false });
+    const on443 = snapshot("127.0.0.1", {}, true);
+    expect(siteRefusal(on443.snapshot, request({ host: "127.0.0.1:443", origin: "https://localhost" }), { ...on443.listener, port: 443 })).toBeUndefined();
+    // A LAN listener does not answer to localhost, so neither is it its origin.
+    expect(accepts(snapshot("10.0.0.5"), { host: "10.0.0.5:8081", origin: "http://localhost:8081" })).toBe(false);
+  });
+
+  test("Sec-Fetch-Site cross-site or same-site without Origin refuses a change, not a read", () => {
+    const s = snapshot("127.0.0.1");
+    const post = (headers: Record<string, string>) => siteRefusal(s.snapshot, new Request("http://127.0.0.1:8081/api/v1/admin/keys", { method: "POST", headers }), s.listener);
+    expect(post({ "sec-fetch-site": "cross-site" })).toContain("Sec-Fetch-Site");
+    expect(post({ "sec-fetch-site": "same-site" })).toContain("Sec-Fetch-Site");
+    expect(post({ "sec-fetch-site": "same-origin" })).toBeUndefined();
+    expect(post({})).toBeUndefined();
+    expect(accepts(s, { "sec-fetch-site": "cross-site" })).toBe(true);
+  });
+
   test("the lists are read per snapshot: a new snapshot with a new origin accepts it", () => {
     expect(accepts(snapshot("127.0.0.1"), { origin: "https://ui.example" })).toBe(false);
     expect(accepts(snapshot("127.0.0.1", { admin_allowed_origins: ["https://ui.example"] }), { origin: "https://ui.example" })).toBe(true);

@@ -76,7 +76,7 @@ describe("dry run without the environment (read-only validate)", () => {
   });
   test("other errors are still reported, and a malformed reference is one", () => {
     expect(dry("listen: ${SET}\nmodels: {m: {provider: ghost}}\n").errors).toEqual(['models.m.provider: unknown provider "ghost"']);
-    expect(dry("listen: ${1BAD}\n").errors).toEqual(['yaml:1: malformed variable reference "${1BAD}"']);
+    expect(dry("listen: ${1BAD}\n").errors).toEqual(["yaml:1: malformed variable reference at column 9 (${...} takes a variable name of letters, digits and _, not starting with a digit; not shown)"]);
   });
 });
 

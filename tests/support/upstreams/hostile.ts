@@ -81,6 +81,8 @@ export async function startHostileUpstream(): Promise<HostileUpstream> {
     huge: () => new Response(huge(), { headers: { "content-type": json } }),
     bomb: () => new Response((bomb ??= Bun.gzipSync(new Uint8Array(BOMB_INFLATED_BYTES))), { headers: { "content-type": json, "content-encoding": "gzip" } }),
     trickle: () => new Response(trickle(30), { headers: { "content-type": json } }),
+    // A redirect elsewhere (`steal` counts whoever follows it): the provider's key must not go along.
+    redirect: () => new Response(HOSTILE_MARK, { status: 307, headers: { location: `http://127.0.0.1:${server.port}/steal/v1/chat/completions`, "content-type": "text/plain" } }),
   };
   const server = Bun.serve({
     hostname: "127.0.0.1",
