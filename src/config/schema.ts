@@ -167,7 +167,7 @@ const AuthCfg = Strict({
 }, { default: {} });
 
 const WINDOWS = ["minute", "hour", "day", "month", "total"] as const;
-const NullableUint = (description: string) => Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }), Type.Null()], { description }));
+const NullableUint = (description: string) => Type.Optional(Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description }));
 const LimitPool = Type.Optional(Type.Union([Type.String(), Type.Null()], { description: "limit only requests routed to this pool; absent or null = every pool" }));
 const WindowLimit = Strict({
   window: Enum(WINDOWS),
@@ -176,7 +176,7 @@ const WindowLimit = Strict({
   budget_cents: NullableUint("spend per window, in rate_card cost units (one unit = one cent); over it: insufficient_quota"),
   pool: LimitPool,
 });
-const ConcurrentLimit = Strict({ concurrent: Type.Integer({ minimum: 1, maximum: COUNT_MAX, description: "most requests in flight at once (streams hold a slot until they end)" }), pool: LimitPool });
+const ConcurrentLimit = Strict({ concurrent: Type.Integer({ minimum: 1, description: "most requests in flight at once (streams hold a slot until they end)" }), pool: LimitPool });
 export const LimitCfg = Type.Union([WindowLimit, ConcurrentLimit], {
   description: "a windowed limit {window, requests?, tokens?, budget_cents?, pool?} or {concurrent, pool?}",
 });
