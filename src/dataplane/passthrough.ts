@@ -1,8 +1,8 @@
 // Same protocol both sides: the client's body goes up with only the model rewritten, and the upstream's
 // bytes come back unchanged, so members the IR does not model survive both ways. Usage is still read
 // (non-stream) or tapped from the stream on the side, for metering.
-import { answerSize, ESTIMATE_WARNING, withEstimate } from "../ir/estimate.ts";
-import { irError, mergeUsage, ZERO_USAGE, type IrUsage } from "../ir/index.ts";
+import { answerSize, ESTIMATE_WARNING, responseTextSize, withEstimate } from "../ir/estimate.ts";
+import { inputTotal, irError, mergeUsage, ZERO_USAGE, type IrUsage } from "../ir/index.ts";
 import type { ByteFilter, ProtocolAdapter } from "../protocols/types.ts";
 import type { AttemptResult, LaneTicket } from "../routing/failover.ts";
 import { utf8 } from "../transport/answer.ts";
@@ -49,7 +49,7 @@ export async function passThrough(exchange: Exchange, ticket: LaneTicket): Promi
   }
   // Streams are SSE, AWS event-stream frames (Bedrock) or a streamed JSON array (Gemini without alt=sse):
   // what the request asked for decides, and the upstream's content type must be that stream's.
-  if (!stream) return wholeAnswer(exchange, ticket, outcome, headers, record);
+  if (!stream) return wholeAnswer(exchange, ticket, outcome, headers, record, upstreamBody.length);
   if (!upstream.body) return badAnswerFailure(ingress, "upstream sent an empty stream");
   const wrongType = contentTypeProblem(upstream.headers, ingress.streamHeaders["content-type"]);
   if (wrongType) return badAnswerFailure(ingress, wrongType, upstream.body);
@@ -66,7 +66,7 @@ export async function passThrough(exchange: Exchange, ticket: LaneTicket): Promi
  * it is the vendor's JSON: a JSON content type and a JSON object. Anything else (HTML from a proxy, binary,
  * a truncated body) is an upstream fault the pool may fail over from; its body is never quoted.
  */
-async function wholeAnswer(exchange: Exchange, ticket: LaneTicket, outcome: Answered, headers: Headers, record: (usage: IrUsage) => void): Promise<AttemptResult<Response>> {
+async function wholeAnswer(exchange: Exchange, ticket: LaneTicket, outcome: Answered, headers: Headers, record: (usage: IrUsage, estimated?: boolean) => void, requestSize: number): Promise<AttemptResult<Response>> {
   const { ingress } = exchange;
   const upstream = outcome.response;
   const wrongType = contentTypeProblem(upstream.headers);
@@ -82,9 +82,16 @@ async function wholeAnswer(exchange: Exchange, ticket: LaneTicket, outcome: Answ
     if (typeof body !== "object" || body === null || Array.isArray(body)) body = undefined;
   } else if (isWholeObject(bytes)) body = usageMember(utf8.decode(bytes));
   if (body === undefined) return badAnswerFailure(ingress, "the upstream answered 2xx with a body that is not a whole JSON object");
-  const usage = ingress.usageFromResponse(body);
-  if (usage) record(mergeUsage(ZERO_USAGE, usage));
-  else exchange.warn("no usage found in the upstream response");
+  const reported = ingress.usageFromResponse(body);
+  if (!reported) exchange.warn("no usage found in the upstream response");
+  const usage = reported ? mergeUsage(ZERO_USAGE, reported) : ZERO_USAGE;
+  // A served answer is never charged zero: what the upstream left at zero is estimated, as for a stream
+  // (the answer is decoded for its text only then, which the vendors' own servers never need).
+  if (exchange.meter && (inputTotal(usage) === 0 || usage.output === 0)) {
+    const decoded = ingress.decodeResponse(body);
+    const estimate = withEstimate(usage, requestSize, decoded.ok ? responseTextSize(decoded.value) : bytes.byteLength);
+    record(estimate.usage, estimate.estimated);
+  } else if (reported) record(usage);
   return { ok: true, value: new Response(bytes, { status: upstream.status, headers }) };
 }
 
