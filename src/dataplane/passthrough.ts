@@ -244,16 +244,20 @@ function tapUsage(first: Uint8Array, reader: ByteReader, tap: Tap): ReadableStre
     controller.enqueue(out);
     return true;
   };
-  let finished = false;
-  const finish = () => {
-    if (finished) return;
-    finished = true;
-    void usageFromEdges(adapter, head, tail).then(({ usage, headText }) => {
+  let settled: Promise<void> | undefined;
+  /**
+   * Reads the usage and charges it; the ticket is told only then, as it frees the request's reservation:
+   * freed before the charge, the tokens would be in neither, and requests admitted meanwhile overshoot a cap.
+   */
+  const finish = (tell: () => void) => {
+    if (settled) return;
+    settled = usageFromEdges(adapter, head, tail).then(({ usage, headText }) => {
       // What the upstream left at zero is estimated: the answer's size extrapolated from the head's share of text.
       const outputSize = headBytes >= totalBytes ? headText : Math.round((headText * totalBytes) / headBytes);
       const estimate = withEstimate(usage, tap.requestSize, outputSize);
       tap.record(estimate.usage, estimate.estimated);
     }, () => {});
+    void settled.then(tell);
     tail = [];
   };
   return new ReadableStream<Uint8Array>({
@@ -268,8 +272,7 @@ function tapUsage(first: Uint8Array, reader: ByteReader, tap: Tap): ReadableStre
           if (done) {
             const rest = filter?.flush();
             if (rest && rest.byteLength > 0) controller.enqueue(rest);
-            finish();
-            ticket.ok();
+            finish(() => ticket.ok());
             controller.close();
             return;
           }
@@ -278,8 +281,7 @@ function tapUsage(first: Uint8Array, reader: ByteReader, tap: Tap): ReadableStre
       } catch (error) {
         const broke = irError("api_error", "the upstream stream broke off", { status: 502, failure: "transient" });
         // What was served before the break still counts.
-        finish();
-        ticket.broke(broke);
+        finish(() => ticket.broke(broke));
         // The protocol's own in-stream error when the cut fell between events; else the connection resets.
         const ending = adapter.streamBreak?.(broke, last);
         if (!ending) return controller.error(error);
@@ -289,8 +291,7 @@ function tapUsage(first: Uint8Array, reader: ByteReader, tap: Tap): ReadableStre
     },
     cancel(reason) {
       // The client left (agents hang up once they have the final event): what it was sent still counts.
-      finish();
-      ticket.released();
+      finish(() => ticket.released());
       return reader.cancel(reason);
     },
   });
