@@ -136,6 +136,7 @@ describe("64 clients against a 300 ms upstream", () => {
   test("a 2,000 token cap held by SDK-style streams (no include_usage) is overshot by at most 10% plus one request", async () => {
     const { billed } = await swarm([await mint("stream-tokens")], { stream: true });
     const { tokens } = await usageOf("stream-tokens");
+    console.log(`token cap 2000, 64 streaming clients, upstream counting 50 input tokens for a 19-token body: ${tokens} tokens metered, ${billed} billed`);
     expect(tokens).toBe(billed);
     expect(billed).toBeGreaterThanOrEqual(2000);
     expect(billed).toBeLessThanOrEqual(2000 * 1.1 + USAGE.total_tokens);
@@ -144,6 +145,7 @@ describe("64 clients against a 300 ms upstream", () => {
   test("a parent's 2,000 token cap shared by two child groups, 32 clients each", async () => {
     const { billed } = await swarm([await mint("child-a"), await mint("child-b")]);
     const parent = await usageOf("parent");
+    console.log(`parent token cap 2000, two child groups of 32 clients: ${parent.tokens} tokens metered, ${billed} billed`);
     expect(parent.tokens).toBe(billed);
     expect(billed).toBeGreaterThanOrEqual(2000);
     expect(billed).toBeLessThanOrEqual(2000 * 1.1 + USAGE.total_tokens);
