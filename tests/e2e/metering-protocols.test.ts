@@ -47,6 +47,7 @@ providers:
   cohere: {protocol: cohere, base_url: "${ups.cohere.baseURL}", api_key: ${COHERE_DEFAULT_KEY}}
   responses: {protocol: responses, base_url: "${ups.responses.baseURL}", api_key: ${OPENAI_DEFAULT_KEY}}
   silent: {protocol: openai, base_url: "http://127.0.0.1:${silent.port}/v1", api_key: sk-silent}
+  local: {protocol: mock}
 models:
   openai-up: {provider: openai, model: gpt-test}
   anthropic-up: {provider: anthropic, model: claude-test}
@@ -55,6 +56,7 @@ models:
   cohere-up: {provider: cohere, model: command-test}
   responses-up: {provider: responses, model: gpt-test}
   silent-up: {provider: silent, model: silent}
+  mock-up: {provider: local}
 auth:
   chain: [keys]
   signing_key: {env: GW_SIGNING_KEY}
@@ -257,4 +259,33 @@ describe("a served answer is never charged zero", () => {
       await reader.cancel().catch(() => {});
       expect(await keyTokens(id, 1)).toBeGreaterThan(0);
     });
+});
+
+describe("the direct routes and the mock provider are metered too", () => {
+  const chat = (path: string, token: string, body: Record<string, unknown>) =>
+    fetch(`${gw.data}${path}`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${token}` }, body: JSON.stringify({ messages: [{ role: "user", content: "metered off the beaten path" }], ...body }) });
+
+  for (const [path, upstream] of [["/openai/gpt-test", "openai"], ["/anthropic/claude-test", "anthropic"], ["/openai-up", "openai"]] as const)
+    for (const stream of [false, true])
+      test(`POST ${path}, ${stream ? "a stream without stream_options" : "an answer"}: what the upstream reported`, async () => {
+        const up = ups[upstream];
+        const { id, token } = await mint();
+        up.reset();
+        const response = await chat(path, token, { stream, max_tokens: 256 });
+        expect(response.status).toBe(200);
+        const text = await response.text();
+        if (stream) expect(text).not.toContain('"usage"');
+        const reported = reportedTotal(upstream, await replay(up, up.requests.at(-1)!));
+        expect(await keyTokens(id, reported)).toBe(reported);
+      });
+
+  test("the mock provider: an answer and a stream", async () => {
+    const { id, token } = await mint();
+    const answer = await json(await chat("/v1/chat/completions", token, { model: "mock-up" }));
+    expect(answer.usage.total_tokens).toBeGreaterThan(0);
+    expect(await keyTokens(id, answer.usage.total_tokens)).toBe(answer.usage.total_tokens);
+    const streamed = await (await chat("/v1/chat/completions", token, { model: "mock-up", stream: true, stream_options: { include_usage: true } })).text();
+    const total = Number(streamed.match(/"total_tokens":(\d+)/)![1]);
+    expect(await keyTokens(id, answer.usage.total_tokens + total)).toBe(answer.usage.total_tokens + total);
+  });
 });
