@@ -36,6 +36,21 @@ const silent = Bun.serve({
   },
 });
 
+/** An OpenAI-compatible server that frames its stream with CRLF line endings (SSE allows CR, LF or CRLF). */
+const CRLF_TEXT = ["a reply ", "framed with ", "carriage returns"];
+const CRLF_USAGE = { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 };
+const crlf = Bun.serve({
+  hostname: "127.0.0.1",
+  port: 0,
+  async fetch(request) {
+    const body = (await request.json()) as { stream_options?: { include_usage?: boolean } };
+    const asked = body.stream_options?.include_usage === true;
+    const event = (choices: unknown[], usage?: unknown) => `data: ${JSON.stringify({ id: "r1", object: "chat.completion.chunk", created: 1, model: "crlf", choices, ...(asked ? { usage: usage ?? null } : {}) })}\r\n\r\n`;
+    const sse = CRLF_TEXT.map((t) => event([{ index: 0, delta: { content: t }, finish_reason: null }])).join("") + event([{ index: 0, delta: {}, finish_reason: "stop" }]) + (asked ? event([], CRLF_USAGE) : "") + "data: [DONE]\r\n\r\n";
+    return new Response(sse, { headers: { "content-type": "text/event-stream" } });
+  },
+});
+
 const CONFIG = `${LISTEN_ANY}
 store: {module: sqlite, settings: {path: ./state/gateway.db}}
 security: {admin_rate_limit: {per_second: 1000, burst: 10000}}
@@ -48,6 +63,7 @@ providers:
   responses: {protocol: responses, base_url: "${ups.responses.baseURL}", api_key: ${OPENAI_DEFAULT_KEY}}
   silent: {protocol: openai, base_url: "http://127.0.0.1:${silent.port}/v1", api_key: sk-silent}
   local: {protocol: mock}
+  crlf: {protocol: openai, base_url: "http://127.0.0.1:${crlf.port}/v1", api_key: sk-crlf}
 models:
   openai-up: {provider: openai, model: gpt-test}
   anthropic-up: {provider: anthropic, model: claude-test}
@@ -57,6 +73,7 @@ models:
   responses-up: {provider: responses, model: gpt-test}
   silent-up: {provider: silent, model: silent}
   mock-up: {provider: local}
+  crlf-up: {provider: crlf, model: crlf}
 auth:
   chain: [keys]
   signing_key: {env: GW_SIGNING_KEY}
@@ -74,6 +91,7 @@ afterAll(async () => {
   await gw?.stop();
   await Promise.all(Object.values(ups).map((u) => u.stop()));
   void silent.stop(true);
+  void crlf.stop(true);
 });
 
 const admin = (path: string, init: RequestInit = {}) => fetch(`${gw.admin}${path}`, { ...init, headers: { "x-admin-token": ENV.GW_ADMIN, "content-type": "application/json", ...init.headers } });
@@ -185,6 +203,17 @@ describe("a same-protocol stream is charged exactly what its upstream reported",
         const gatewayText = new TextDecoder().decode(gatewayBytes);
         if (protocol !== "openai" && protocol !== "bedrock") expect(normalised(gatewayText)).toBe(normalised(direct));
       });
+});
+
+test("an OpenAI-compatible server framing its stream with CRLF: the client gets the stream without the usage it did not ask for, charged exactly", async () => {
+  const { id, token } = await mint();
+  const request = { model: "crlf-up", stream: true, messages: [{ role: "user", content: "hi" }] };
+  const through = await fetch(`${gw.data}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${token}` }, body: JSON.stringify(request) });
+  // Before: no event end was found, the whole stream was taken for the usage chunk and cut: an empty body.
+  const text = await through.text();
+  const direct = await (await fetch(`http://127.0.0.1:${crlf.port}/v1/chat/completions`, { method: "POST", body: JSON.stringify(request) })).text();
+  expect(text).toBe(direct);
+  expect(await keyTokens(id, CRLF_USAGE.total_tokens)).toBe(CRLF_USAGE.total_tokens);
 });
 
 describe("a translated stream is charged exactly what its upstream reported", () => {
