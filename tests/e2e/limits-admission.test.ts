@@ -125,13 +125,14 @@ describe("64 clients against a 300 ms upstream", () => {
     expect((await usageOf("rpt")).requests).toBe(50);
   }, 15_000);
 
-  test("a concurrency cap of 4 never lets a fifth request reach the upstream", async () => {
-    peak = 0;
-    const { served, statuses } = await swarm([await mint("conc")]);
-    expect(served).toBeGreaterThan(8);
-    expect(peak).toBe(4);
-    expect([...statuses].sort()).toEqual([200, 429]);
-  }, 15_000);
+  for (const stream of [false, true])
+    test(`a concurrency cap of 4 never lets a fifth request reach the upstream${stream ? " (streams)" : ""}`, async () => {
+      peak = 0;
+      const { served, statuses } = await swarm([await mint("conc")], { stream });
+      expect(served).toBeGreaterThan(8);
+      expect(peak).toBe(4);
+      expect([...statuses].sort()).toEqual([200, 429]);
+    }, 15_000);
 
   test("a 2,000 token cap held by SDK-style streams (no include_usage) is overshot by at most 10% plus one request", async () => {
     const { billed } = await swarm([await mint("stream-tokens")], { stream: true });
