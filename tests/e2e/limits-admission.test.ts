@@ -5,6 +5,7 @@
 // client leaving before the first byte, a pool failing over, a 400 after admission.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { json, LISTEN_ANY, startGateway, type RunningGateway } from "../support/gateway.ts";
+import { protocolCalls } from "../support/protocol-calls.ts";
 
 const ENV = { GW_SIGNING_KEY: "e2e-limits-admission-signing-3a9e", GW_ADMIN: "e2e-limits-admission-admin-b71f" };
 
@@ -153,22 +154,13 @@ describe("64 clients against a 300 ms upstream", () => {
   }, 15_000);
 });
 
-/** A request in each caller's protocol: path, headers and body. */
-const CALLS = (token: string) => ({
-  openai: ["/v1/chat/completions", { authorization: `Bearer ${token}` }, { model: "gpt", messages: [{ role: "user", content: "FAST" }] }],
-  anthropic: ["/v1/messages", { "x-api-key": token, "anthropic-version": "2023-06-01" }, { model: "gpt", max_tokens: 16, messages: [{ role: "user", content: "FAST" }] }],
-  gemini: ["/v1beta/models/gpt:generateContent", { "x-goog-api-key": token }, { contents: [{ role: "user", parts: [{ text: "FAST" }] }] }],
-  bedrock: ["/model/gpt/converse", { authorization: `Bearer ${token}` }, { messages: [{ role: "user", content: [{ text: "FAST" }] }] }],
-  cohere: ["/v2/chat", { authorization: `Bearer ${token}` }, { model: "gpt", messages: [{ role: "user", content: "FAST" }] }],
-  responses: ["/v1/responses", { authorization: `Bearer ${token}` }, { model: "gpt", input: "FAST" }],
-}) as const;
 
 describe("a total window's refusal carries no Retry-After, in every caller's shape", () => {
   for (const group of ["spent", "broke"])
     test(`all six protocols: ${group === "spent" ? "tokens" : "budget"}`, async () => {
       const token = await mint(group);
       expect((await chat(token, { messages: [{ role: "user", content: "FAST" }] })).status).toBe(200);
-      for (const [protocol, [path, headers, body]] of Object.entries(CALLS(token))) {
+      for (const [protocol, [path, headers, body]] of Object.entries(protocolCalls(token, "gpt", "FAST"))) {
         const refused = await fetch(`${gw.data}${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
         // Bedrock says an exhausted budget as 400 ValidationException (docs/operations.md).
         expect({ protocol, status: refused.status }).toEqual({ protocol, status: protocol === "bedrock" && group === "broke" ? 400 : 429 });

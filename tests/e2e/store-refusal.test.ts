@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { join } from "node:path";
 import { json, LISTEN_ANY, startGateway, type RunningGateway } from "../support/gateway.ts";
+import { protocolCalls } from "../support/protocol-calls.ts";
 import { OPENAI_DEFAULT_KEY, startOpenAIUpstream } from "../support/upstreams/openai.ts";
 
 const ENV = { GW_SIGNING_KEY: "e2e-store-refusal-signing-91b3", GW_ADMIN: "e2e-store-refusal-admin-0e6c" };
@@ -75,15 +76,6 @@ async function stream(g: RunningGateway, token: string): Promise<number> {
   return Number((await response.text()).match(/"total_tokens":(\d+)/)![1]);
 }
 
-/** A request in each protocol's wire form: path, headers and body. */
-const CALLS = (token: string) => ({
-  openai: ["/v1/chat/completions", { authorization: `Bearer ${token}` }, { model: "gpt", messages: [{ role: "user", content: "hi" }] }],
-  anthropic: ["/v1/messages", { "x-api-key": token, "anthropic-version": "2023-06-01" }, { model: "gpt", max_tokens: 16, messages: [{ role: "user", content: "hi" }] }],
-  gemini: ["/v1beta/models/gpt:generateContent", { "x-goog-api-key": token }, { contents: [{ role: "user", parts: [{ text: "hi" }] }] }],
-  bedrock: ["/model/gpt/converse", { authorization: `Bearer ${token}` }, { messages: [{ role: "user", content: [{ text: "hi" }] }] }],
-  cohere: ["/v2/chat", { authorization: `Bearer ${token}` }, { model: "gpt", messages: [{ role: "user", content: "hi" }] }],
-  responses: ["/v1/responses", { authorization: `Bearer ${token}` }, { model: "gpt", input: "hi" }],
-}) as const;
 
 describe("fail_closed past the bound", () => {
   test("every caller's protocol gets its own 503 (Anthropic 529) with Retry-After: 1; streams served before it are written whole after", async () => {
@@ -92,7 +84,7 @@ describe("fail_closed past the bound", () => {
     // Two keys' streams: two unsaved sum rows, the bound.
     const served = [await stream(gw, keys[0]!.token), await stream(gw, keys[1]!.token)];
     await until(async () => (await health(gw)) === "degraded");
-    for (const [protocol, [path, headers, body]] of Object.entries(CALLS(keys[2]!.token))) {
+    for (const [protocol, [path, headers, body]] of Object.entries(protocolCalls(keys[2]!.token, "gpt", "hi"))) {
       const refused = await fetch(`${gw.data}${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
       expect({ protocol, status: refused.status }).toEqual({ protocol, status: protocol === "anthropic" ? 529 : 503 });
       expect(refused.headers.get("retry-after")).toBe("1");
