@@ -1,14 +1,14 @@
 // Same protocol both sides: the client's body goes up with only the model rewritten, and the upstream's
 // bytes come back unchanged, so members the IR does not model survive both ways. Usage is still read
 // (non-stream) or tapped from the stream on the side, for metering.
-import { answerSize, ESTIMATE_WARNING, responseTextSize, withEstimate } from "../ir/estimate.ts";
+import { answerSize, responseTextSize, withEstimate } from "../ir/estimate.ts";
 import { inputTotal, irError, mergeUsage, ZERO_USAGE, type IrUsage } from "../ir/index.ts";
 import type { ByteFilter, ProtocolAdapter } from "../protocols/types.ts";
 import type { AttemptResult, LaneTicket } from "../routing/failover.ts";
 import { utf8 } from "../transport/answer.ts";
 import { relayHeaders, type UpstreamOutcome } from "../transport/upstream.ts";
 import { streamTicket, type Exchange } from "./pipeline.ts";
-import { badAnswerFailure, contentTypeProblem, firstOf, noAnswerFailure, readWhole, sendUpstream } from "./upstream-call.ts";
+import { badAnswerFailure, contentTypeProblem, firstOf, markEstimate, noAnswerFailure, readWhole, sendUpstream } from "./upstream-call.ts";
 
 /** Client headers a vendor's SDK sends that change the upstream's behaviour, forwarded as they are. */
 const FORWARDED_HEADERS: Partial<Record<string, readonly string[]>> = {
@@ -36,7 +36,7 @@ export async function passThrough(exchange: Exchange, ticket: LaneTicket): Promi
   const upstream = outcome.response;
   const headers = relayHeaders(upstream.headers);
   const record = (usage: IrUsage, estimated = false) => {
-    if (estimated && exchange.meter) deps.logger.warn(ESTIMATE_WARNING, { model: exchange.model, lane: lane.name, ...usage });
+    if (estimated && exchange.meter) markEstimate(exchange, usage);
     exchange.meter?.usage(usage, lane.name);
     if (deps.logger.enabled("debug")) deps.logger.debug("usage", { model: exchange.model, lane: lane.name, ...usage });
   };

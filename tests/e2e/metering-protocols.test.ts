@@ -271,6 +271,8 @@ describe("a served answer is never charged zero", () => {
     await anthropic.arrayBuffer();
     expect(await keyTokens(id, first + 1)).toBe(first + Math.ceil(asked.length / 4) + Math.ceil("an answer from a server that reports no usage at all".length / 4));
     expect(await estimateWarnings("silent-up", 2)).toHaveLength(2);
+    // And counted per lane, for an alert on an upstream that stopped reporting usage.
+    expect(await (await fetch(`${gw.data}/metrics`, { headers: { authorization: `Bearer ${token}` } })).text()).toContain('gateway_usage_estimated_total{lane="silent-up"} 2');
   });
 
   for (const [client, upstream] of [["openai", "openai"], ["anthropic", "anthropic"], ["openai", "anthropic"], ["gemini", "bedrock"]] as const)
