@@ -257,7 +257,8 @@ function tapUsage(first: Uint8Array, reader: ByteReader, tap: Tap): ReadableStre
       const estimate = withEstimate(usage, tap.requestSize, outputSize);
       tap.record(estimate.usage, estimate.estimated);
     }, () => {});
-    void settled.then(tell);
+    // Told however the charge went: a slot must never stay held.
+    void settled.then(tell, tell);
     tail = [];
   };
   return new ReadableStream<Uint8Array>({
