@@ -153,7 +153,8 @@ function reportedTotal(protocol: Protocol, text: string): number {
     case "bedrock":
       return last(/"totalTokens":(\d+)/g);
     case "anthropic":
-      return last(/"input_tokens":(\d+)/g) + last(/"output_tokens":(\d+)/g);
+      // Input, cache writes and cache reads are three separate counts; output includes thinking.
+      return last(/"input_tokens":(\d+)/g) + last(/"cache_creation_input_tokens":(\d+)/g) + last(/"cache_read_input_tokens":(\d+)/g) + last(/"output_tokens":(\d+)/g);
     case "cohere":
       return last(/"tokens":\{"input_tokens":(\d+)/g) + last(/"tokens":\{"input_tokens":\d+,"output_tokens":(\d+)/g);
   }
@@ -176,25 +177,26 @@ const normalised = (text: string) =>
 // Short, and longer than the 8 KiB the gateway keeps of a stream's start and end for its usage.
 const LONG = "a long answer that outgrows the edges the gateway keeps of a stream ".repeat(400);
 const CASES = [
-  { size: "short", text: undefined },
-  { size: "long", text: LONG },
+  { size: "short", text: undefined, detailed: false },
+  { size: "long", text: LONG, detailed: false },
+  { size: "short, with cache and reasoning counts", text: undefined, detailed: true },
 ] as const;
 
 describe("a same-protocol stream is charged exactly what its upstream reported", () => {
   for (const protocol of [...PROTOCOLS, "gemini-array" as const])
-    for (const { size, text } of CASES)
+    for (const { size, text, detailed } of CASES)
       test(`${protocol}, ${size} answer`, async () => {
         const upProtocol: Protocol = protocol === "gemini-array" ? "gemini" : protocol;
         const up = ups[upProtocol];
         const { id, token } = await mint();
         up.reset();
-        if (text) up.script({ text });
+        if (text || detailed) up.script({ ...(text && { text }), detailedUsage: detailed });
         const request = streamRequest(protocol, `${upProtocol}-up`, token, `count the tokens of this ${protocol} stream`);
         const through = await fetch(`${gw.data}${request.path}`, { method: "POST", headers: { "content-type": "application/json", ...request.headers }, body: JSON.stringify(request.body) });
         expect(through.status).toBe(200);
         const gatewayBytes = new Uint8Array(await through.arrayBuffer());
         const forwarded = up.requests.at(-1)!;
-        if (text) up.script({ text });
+        if (text || detailed) up.script({ ...(text && { text }), detailedUsage: detailed });
         const direct = await replay(up, forwarded);
         const reported = reportedTotal(upProtocol, direct);
         expect(reported).toBeGreaterThan(text ? 1000 : 0);
@@ -228,17 +230,17 @@ describe("a translated stream is charged exactly what its upstream reported", ()
     ["cohere", "responses"],
   ];
   for (const [client, upstream] of PAIRS)
-    for (const { size, text } of CASES)
+    for (const { size, text, detailed } of CASES)
       test(`${client} client, ${upstream} upstream, ${size} answer`, async () => {
         const up = ups[upstream];
         const { id, token } = await mint();
         up.reset();
-        if (text) up.script({ text });
+        if (text || detailed) up.script({ ...(text && { text }), detailedUsage: detailed });
         const request = streamRequest(client, `${upstream}-up`, token, `count the tokens of this translated stream`);
         const through = await fetch(`${gw.data}${request.path}`, { method: "POST", headers: { "content-type": "application/json", ...request.headers }, body: JSON.stringify(request.body) });
         expect(through.status).toBe(200);
         await through.arrayBuffer();
-        if (text) up.script({ text });
+        if (text || detailed) up.script({ ...(text && { text }), detailedUsage: detailed });
         const reported = reportedTotal(upstream, await replay(up, up.requests.at(-1)!));
         expect(await keyTokens(id, reported)).toBe(reported);
       });
