@@ -1,7 +1,8 @@
 // What a governed request reserves at admission (replicas.md "Limits: exact for the fleet"): its input
 // from the body's size scaled by what the pool's upstream has counted per token of size, its output from
-// the requested maximum, else from what the pool's recent answers used. The estimate only has to be near: real usage replaces it when the request settles, and a bucket
-// admits while settled + reserved is below its cap, so the estimate's error is the whole overshoot.
+// the requested maximum, else from what the pool's recent answers used. The estimate only has to be
+// near: real usage replaces it when the request settles, and a bucket admits while settled + reserved is
+// below its cap, so the estimate's error is the whole overshoot.
 import { estimateTokens } from "../ir/estimate.ts";
 import type { Pool } from "../routing/pool.ts";
 import type { GatewayConfig } from "../config/schema.ts";
