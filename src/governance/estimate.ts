@@ -68,6 +68,11 @@ export class InputScales extends PoolHighWater {
   constructor() {
     super(1);
   }
+
+  /** Never below 1: a body mostly of media (base64 the upstream counts as a few tokens) must not shrink the next text request's reservation. */
+  override observe(pool: string, ratio: number): void {
+    super.observe(pool, Math.max(1, ratio));
+  }
 }
 
 type Pricing = Pick<GatewayConfig, "rate_card">;

@@ -195,6 +195,10 @@ describe("estimates", () => {
     scales.observe("chat", 50 / 19 - 1.6);
     expect(scales.of("chat")).toBeCloseTo(50 / 19 - 0.1);
     expect(scales.of("other")).toBe(1);
+    // Never below 1 (the body's size at 4 bytes a token): a media-heavy body counted as a few tokens does not shrink it.
+    for (let i = 0; i < 200; i++) scales.observe("chat", 0.01);
+    expect(scales.of("chat")).toBeCloseTo(1);
+    expect(scales.of("chat")).toBeGreaterThanOrEqual(1);
   });
 });
 
