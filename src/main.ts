@@ -16,7 +16,7 @@ import { listenerAddress, startListener } from "./http/serve.ts";
 import { SqliteStore, StoreOpenError } from "./store/sqlite.ts";
 import { SqliteAuditStore } from "./store/audit.ts";
 import { auditHeadPath } from "./store/audit-head.ts";
-import { markRunning, markStopped } from "./store/ledger.ts";
+import { markRunning, markStopped, markUnsaved, takeUnsaved } from "./store/ledger.ts";
 import { METERING_AT_RISK_MS } from "./governance/metering.ts";
 import { verifyAudit } from "./governance/audit.ts";
 import { createLogger, type Logger } from "./telemetry/logger.ts";
@@ -173,9 +173,12 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
   let apps: Awaited<ReturnType<typeof buildApps>>;
   try {
     const previous = await markRunning(store);
+    const unsaved = await takeUnsaved(store);
     if (previous.unclean) {
       const since = previous.lastWrittenAt === null ? "" : ` (requests that ended after ${new Date(previous.lastWrittenAt).toISOString()}, the last ledger write)`;
-      logger.warn(`previous run did not stop cleanly; up to ${METERING_AT_RISK_MS} ms of metering before it stopped may be missing${since}`, { store: storePath });
+      // A stop while the store refused writes lost everything kept since then, not the crash window.
+      if (unsaved > 0) logger.warn(`previous run stopped with ${unsaved} metering rows the store refused; their requests are missing from usage and limits${since}`, { store: storePath });
+      else logger.warn(`previous run did not stop cleanly; up to ${METERING_AT_RISK_MS} ms of metering before it stopped may be missing${since}`, { store: storePath });
     }
     apps = await buildApps({ holder, store, logger, now: Date.now, startedAt, env, lifecycle, restart });
   } catch (error) {
@@ -189,8 +192,10 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
   const shutdown = shutdownOnSignals(servers, logger, async () => {
     // The ledger's last batch goes in before the store closes; then this run counts as a clean stop.
     await apps.metering.flush();
-    if (apps.metering.keptRows > 0) logger.error("stopping with metering the store refused; these rows are lost", { rows: apps.metering.keptRows });
-    else await markStopped(store);
+    if (apps.metering.keptRows > 0) {
+      logger.error("stopping with metering the store refused; these rows are lost", { rows: apps.metering.keptRows });
+      await markUnsaved(store, apps.metering.keptRows);
+    } else await markStopped(store);
     await store.close();
   }, () => (holder.current.config.limits?.shutdown_drain_secs ?? 30) * 1000);
   requestStop = shutdown.stop;

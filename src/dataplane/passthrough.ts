@@ -1,14 +1,14 @@
 // Same protocol both sides: the client's body goes up with only the model rewritten, and the upstream's
 // bytes come back unchanged, so members the IR does not model survive both ways. Usage is still read
 // (non-stream) or tapped from the stream on the side, for metering.
-import { answerSize, ESTIMATE_WARNING, withEstimate } from "../ir/estimate.ts";
-import { irError, mergeUsage, ZERO_USAGE, type IrUsage } from "../ir/index.ts";
+import { answerSize, responseTextSize, withEstimate } from "../ir/estimate.ts";
+import { inputTotal, irError, mergeUsage, ZERO_USAGE, type IrUsage } from "../ir/index.ts";
 import type { ByteFilter, ProtocolAdapter } from "../protocols/types.ts";
 import type { AttemptResult, LaneTicket } from "../routing/failover.ts";
 import { utf8 } from "../transport/answer.ts";
 import { relayHeaders, type UpstreamOutcome } from "../transport/upstream.ts";
 import { streamTicket, type Exchange } from "./pipeline.ts";
-import { badAnswerFailure, contentTypeProblem, firstOf, noAnswerFailure, readWhole, sendUpstream } from "./upstream-call.ts";
+import { badAnswerFailure, contentTypeProblem, firstOf, markEstimate, noAnswerFailure, readWhole, sendUpstream } from "./upstream-call.ts";
 
 /** Client headers a vendor's SDK sends that change the upstream's behaviour, forwarded as they are. */
 const FORWARDED_HEADERS: Partial<Record<string, readonly string[]>> = {
@@ -36,7 +36,7 @@ export async function passThrough(exchange: Exchange, ticket: LaneTicket): Promi
   const upstream = outcome.response;
   const headers = relayHeaders(upstream.headers);
   const record = (usage: IrUsage, estimated = false) => {
-    if (estimated && exchange.meter) deps.logger.warn(ESTIMATE_WARNING, { model: exchange.model, lane: lane.name, ...usage });
+    if (estimated && exchange.meter) markEstimate(exchange, usage);
     exchange.meter?.usage(usage, lane.name);
     if (deps.logger.enabled("debug")) deps.logger.debug("usage", { model: exchange.model, lane: lane.name, ...usage });
   };
@@ -49,7 +49,7 @@ export async function passThrough(exchange: Exchange, ticket: LaneTicket): Promi
   }
   // Streams are SSE, AWS event-stream frames (Bedrock) or a streamed JSON array (Gemini without alt=sse):
   // what the request asked for decides, and the upstream's content type must be that stream's.
-  if (!stream) return wholeAnswer(exchange, ticket, outcome, headers, record);
+  if (!stream) return wholeAnswer(exchange, ticket, outcome, headers, record, upstreamBody.length);
   if (!upstream.body) return badAnswerFailure(ingress, "upstream sent an empty stream");
   const wrongType = contentTypeProblem(upstream.headers, ingress.streamHeaders["content-type"]);
   if (wrongType) return badAnswerFailure(ingress, wrongType, upstream.body);
@@ -66,7 +66,7 @@ export async function passThrough(exchange: Exchange, ticket: LaneTicket): Promi
  * it is the vendor's JSON: a JSON content type and a JSON object. Anything else (HTML from a proxy, binary,
  * a truncated body) is an upstream fault the pool may fail over from; its body is never quoted.
  */
-async function wholeAnswer(exchange: Exchange, ticket: LaneTicket, outcome: Answered, headers: Headers, record: (usage: IrUsage) => void): Promise<AttemptResult<Response>> {
+async function wholeAnswer(exchange: Exchange, ticket: LaneTicket, outcome: Answered, headers: Headers, record: (usage: IrUsage, estimated?: boolean) => void, requestSize: number): Promise<AttemptResult<Response>> {
   const { ingress } = exchange;
   const upstream = outcome.response;
   const wrongType = contentTypeProblem(upstream.headers);
@@ -82,9 +82,16 @@ async function wholeAnswer(exchange: Exchange, ticket: LaneTicket, outcome: Answ
     if (typeof body !== "object" || body === null || Array.isArray(body)) body = undefined;
   } else if (isWholeObject(bytes)) body = usageMember(utf8.decode(bytes));
   if (body === undefined) return badAnswerFailure(ingress, "the upstream answered 2xx with a body that is not a whole JSON object");
-  const usage = ingress.usageFromResponse(body);
-  if (usage) record(mergeUsage(ZERO_USAGE, usage));
-  else exchange.warn("no usage found in the upstream response");
+  const reported = ingress.usageFromResponse(body);
+  if (!reported) exchange.warn("no usage found in the upstream response");
+  const usage = reported ? mergeUsage(ZERO_USAGE, reported) : ZERO_USAGE;
+  // A served answer is never charged zero: what the upstream left at zero is estimated, as for a stream
+  // (the answer is decoded for its text only then, which the vendors' own servers never need).
+  if (exchange.meter && (inputTotal(usage) === 0 || usage.output === 0)) {
+    const decoded = ingress.decodeResponse(body);
+    const estimate = withEstimate(usage, requestSize, decoded.ok ? responseTextSize(decoded.value) : bytes.byteLength);
+    record(estimate.usage, estimate.estimated);
+  } else if (reported) record(usage);
   return { ok: true, value: new Response(bytes, { status: upstream.status, headers }) };
 }
 
@@ -237,16 +244,21 @@ function tapUsage(first: Uint8Array, reader: ByteReader, tap: Tap): ReadableStre
     controller.enqueue(out);
     return true;
   };
-  let finished = false;
-  const finish = () => {
-    if (finished) return;
-    finished = true;
-    void usageFromEdges(adapter, head, tail).then(({ usage, headText }) => {
+  let settled: Promise<void> | undefined;
+  /**
+   * Reads the usage and charges it; the ticket is told only then, as it frees the request's reservation:
+   * freed before the charge, the tokens would be in neither, and requests admitted meanwhile overshoot a cap.
+   */
+  const finish = (tell: () => void) => {
+    if (settled) return;
+    settled = usageFromEdges(adapter, head, tail).then(({ usage, headText }) => {
       // What the upstream left at zero is estimated: the answer's size extrapolated from the head's share of text.
       const outputSize = headBytes >= totalBytes ? headText : Math.round((headText * totalBytes) / headBytes);
       const estimate = withEstimate(usage, tap.requestSize, outputSize);
       tap.record(estimate.usage, estimate.estimated);
     }, () => {});
+    // Told however the charge went: a slot must never stay held.
+    void settled.then(tell, tell);
     tail = [];
   };
   return new ReadableStream<Uint8Array>({
@@ -261,8 +273,7 @@ function tapUsage(first: Uint8Array, reader: ByteReader, tap: Tap): ReadableStre
           if (done) {
             const rest = filter?.flush();
             if (rest && rest.byteLength > 0) controller.enqueue(rest);
-            finish();
-            ticket.ok();
+            finish(() => ticket.ok());
             controller.close();
             return;
           }
@@ -271,8 +282,7 @@ function tapUsage(first: Uint8Array, reader: ByteReader, tap: Tap): ReadableStre
       } catch (error) {
         const broke = irError("api_error", "the upstream stream broke off", { status: 502, failure: "transient" });
         // What was served before the break still counts.
-        finish();
-        ticket.broke(broke);
+        finish(() => ticket.broke(broke));
         // The protocol's own in-stream error when the cut fell between events; else the connection resets.
         const ending = adapter.streamBreak?.(broke, last);
         if (!ending) return controller.error(error);
@@ -282,8 +292,7 @@ function tapUsage(first: Uint8Array, reader: ByteReader, tap: Tap): ReadableStre
     },
     cancel(reason) {
       // The client left (agents hang up once they have the final event): what it was sent still counts.
-      finish();
-      ticket.released();
+      finish(() => ticket.released());
       return reader.cancel(reason);
     },
   });

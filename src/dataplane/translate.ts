@@ -1,14 +1,14 @@
 // Another protocol upstream: IR request -> egress wire, upstream answer -> IR -> ingress wire. Streams
 // are translated event by event as they arrive (bytes -> IR parts -> bytes); nothing is buffered whole.
-import { irError, mergeUsage, ZERO_USAGE, type IrError, type IrRequest, type IrStreamPart, type IrUsage } from "../ir/index.ts";
-import { answerSize, ESTIMATE_WARNING, requestTextSize, withEstimate } from "../ir/estimate.ts";
+import { inputTotal, irError, mergeUsage, ZERO_USAGE, type IrError, type IrRequest, type IrStreamPart, type IrUsage } from "../ir/index.ts";
+import { answerSize, requestTextSize, responseTextSize, withEstimate } from "../ir/estimate.ts";
 import { adapterFor } from "../protocols/registry.ts";
 import { renameTools, restoreContent, restorePart, type ToolRenaming } from "../protocols/tool-names.ts";
 import type { ProtocolAdapter, StreamWriter } from "../protocols/types.ts";
 import type { AttemptResult, LaneTicket } from "../routing/failover.ts";
 import { utf8 } from "../transport/answer.ts";
 import { streamTicket, type Exchange } from "./pipeline.ts";
-import { badAnswerFailure, contentTypeProblem, firstOf, noAnswerFailure, readWhole, sendUpstream } from "./upstream-call.ts";
+import { badAnswerFailure, contentTypeProblem, firstOf, markEstimate, noAnswerFailure, readWhole, sendUpstream } from "./upstream-call.ts";
 
 export async function translate(exchange: Exchange, request: IrRequest, ticket: LaneTicket): Promise<AttemptResult<Response>> {
   const { ingress, lane, warn } = exchange;
@@ -48,7 +48,7 @@ export async function translate(exchange: Exchange, request: IrRequest, ticket: 
     const settle = (reported: IrUsage, answerSize: number) => {
       // What the upstream left at zero is estimated (docs/operations.md, "Stream usage and estimates").
       const { usage, estimated } = withEstimate(reported, requestTextSize(request), answerSize);
-      if (estimated) exchange.deps.logger.warn(ESTIMATE_WARNING, { model: exchange.model, lane: lane.name, ...usage });
+      if (estimated) markEstimate(exchange, usage);
       meter?.usage(usage, lane.name);
     };
     const body = translatedStream(first.value, reader, ingress, request, warn, lane.upstreamModel, streamTicket(exchange, ticket), renaming, meter && settle);
@@ -70,7 +70,13 @@ export async function translate(exchange: Exchange, request: IrRequest, ticket: 
     return { ok: false, error, cause: "upstream", relay: () => ingress.encodeError(error) };
   }
   decoded.warnings.forEach(warn);
-  exchange.meter?.usage(decoded.value.usage, lane.name);
+  const reported = decoded.value.usage;
+  if (exchange.meter && (inputTotal(reported) === 0 || reported.output === 0)) {
+    // A served answer is never charged zero: what the upstream left at zero is estimated, as for a stream.
+    const { usage, estimated } = withEstimate(reported, requestTextSize(request), responseTextSize(decoded.value));
+    if (estimated) markEstimate(exchange, usage);
+    exchange.meter.usage(usage, lane.name);
+  } else exchange.meter?.usage(reported, lane.name);
   // Some answers (Cohere's) do not name their model: the lane's upstream model is what served it.
   let response = decoded.value.model === "" ? { ...decoded.value, model: lane.upstreamModel } : decoded.value;
   if (renaming) response = { ...response, content: restoreContent(response.content, renaming) };

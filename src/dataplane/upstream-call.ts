@@ -1,6 +1,7 @@
 // Sending a request to a lane's provider: credentials (the provider's own key, or the caller's under
 // `upstream_credentials: passthrough`), the provider's static headers, the timeout and client abort.
-import { irError } from "../ir/index.ts";
+import { ESTIMATE_WARNING } from "../ir/estimate.ts";
+import { irError, type IrUsage } from "../ir/index.ts";
 import type { AttemptResult, LaneTicket } from "../routing/failover.ts";
 import type { ProtocolAdapter } from "../protocols/types.ts";
 import type { ResolvedProvider } from "../providers/provider.ts";
@@ -134,4 +135,10 @@ export async function firstOf<T>(reader: { read(): Promise<{ done: boolean; valu
     if (isUpstreamTimeout(error)) return { ok: false, failure: noAnswerFailure(ingress, { ok: false, reason: "timeout", message: "the upstream stopped answering" }) };
     return { ok: false, failure: badAnswerFailure(ingress, "the upstream stream broke off before it began") };
   }
+}
+
+/** Marks a charge the upstream gave no usage for: one warning line and the lane's estimate counter (docs/operations.md). */
+export function markEstimate(exchange: Exchange, usage: IrUsage): void {
+  exchange.deps.metrics.usageEstimates.at(exchange.lane.name).inc();
+  exchange.deps.logger.warn(ESTIMATE_WARNING, { model: exchange.model, lane: exchange.lane.name, ...usage });
 }

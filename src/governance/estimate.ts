@@ -1,7 +1,8 @@
 // What a governed request reserves at admission (replicas.md "Limits: exact for the fleet"): its input
-// from the body's size, its output from the requested maximum, else from what the pool's recent answers
-// used. The estimate only has to be near: real usage replaces it when the request settles, and a bucket
-// admits while settled + reserved is below its cap, so the estimate's error is the whole overshoot.
+// from the body's size scaled by what the pool's upstream has counted per token of size, its output from
+// the requested maximum, else from what the pool's recent answers used. The estimate only has to be
+// near: real usage replaces it when the request settles, and a bucket admits while settled + reserved is
+// below its cap, so the estimate's error is the whole overshoot.
 import { estimateTokens } from "../ir/estimate.ts";
 import type { Pool } from "../routing/pool.ts";
 import type { GatewayConfig } from "../config/schema.ts";
@@ -15,9 +16,11 @@ const MAX_OUTPUT = 2 ** 31 - 1;
 export interface Reservation {
   readonly tokens: number;
   readonly spendMicros: number;
+  /** The body's size in tokens (before the pool's input scale), which the answer's input is compared with. */
+  readonly sizeTokens?: number;
 }
 
-export const NO_RESERVATION: Reservation = Object.freeze({ tokens: 0, spendMicros: 0 });
+export const NO_RESERVATION: Reservation = Object.freeze({ tokens: 0, spendMicros: 0, sizeTokens: 0 });
 
 /** The request's own output bound, in any protocol's spelling; undefined when it names none. */
 export function requestedMaxOutput(body: Record<string, unknown>): number | undefined {
@@ -31,20 +34,44 @@ export function requestedMaxOutput(body: Record<string, unknown>): number | unde
 }
 
 /**
- * Per pool, the output a request without a maximum is expected to use: the first answer's output, then
- * up at once to any larger one and down slowly (1/16 of the gap per answer), so a mix of sizes is
- * estimated near its large end.
+ * A figure per pool learnt from its answers: the first one seen, then up at once to any larger one and
+ * down slowly (1/16 of the gap per answer), so a mix of sizes is estimated near its large end.
  */
-export class OutputEstimates {
+class PoolHighWater {
   readonly #byPool = new Map<string, number>();
 
+  constructor(private readonly initial: number) {}
+
   of(pool: string): number {
-    return this.#byPool.get(pool) ?? DEFAULT_OUTPUT_ESTIMATE;
+    return this.#byPool.get(pool) ?? this.initial;
   }
 
-  observe(pool: string, output: number): void {
+  observe(pool: string, value: number): void {
     const high = this.#byPool.get(pool);
-    this.#byPool.set(pool, high === undefined || output >= high ? output : high + (output - high) / 16);
+    this.#byPool.set(pool, high === undefined || value >= high ? value : high + (value - high) / 16);
+  }
+}
+
+/** Per pool, the output a request without a maximum is expected to use. */
+export class OutputEstimates extends PoolHighWater {
+  constructor() {
+    super(DEFAULT_OUTPUT_ESTIMATE);
+  }
+}
+
+/**
+ * Per pool, input tokens counted by the upstream per token of body size (4 bytes a token): a chat template's
+ * fixed overhead makes a short request cost several times its size, and an upstream that counts more than
+ * the estimate would overshoot a cap by the difference for each request in flight.
+ */
+export class InputScales extends PoolHighWater {
+  constructor() {
+    super(1);
+  }
+
+  /** Never below 1: a body mostly of media (base64 the upstream counts as a few tokens) must not shrink the next text request's reservation. */
+  override observe(pool: string, ratio: number): void {
+    super.observe(pool, Math.max(1, ratio));
   }
 }
 
@@ -54,9 +81,10 @@ type Pricing = Pick<GatewayConfig, "rate_card">;
  * Tokens and their cost at the dearest rate among the pool's lanes (the lane is not chosen yet). Input is
  * the body's size; `bodyBytes` undefined (a chunked body) measures the parsed body instead.
  */
-export function reservationFor(pricing: Pricing, pool: Pool, body: Record<string, unknown>, bodyBytes: number | undefined, output: number): Reservation {
+export function reservationFor(pricing: Pricing, pool: Pool, body: Record<string, unknown>, bodyBytes: number | undefined, output: number, inputScale = 1): Reservation {
   // A reservation always holds at least one token, even for an empty body.
-  const input = Math.max(1, estimateTokens(bodyBytes ?? JSON.stringify(body).length));
+  const sizeTokens = Math.max(1, estimateTokens(bodyBytes ?? JSON.stringify(body).length));
+  const input = Math.ceil(sizeTokens * inputScale);
   let inputRate = 0;
   let outputRate = 0;
   for (const { lane } of pool.members) {
@@ -65,5 +93,5 @@ export function reservationFor(pricing: Pricing, pool: Pool, body: Record<string
     inputRate = Math.max(inputRate, rate.input, rate.cache_creation ?? 0);
     outputRate = Math.max(outputRate, rate.output);
   }
-  return { tokens: input + output, spendMicros: Math.round(input * inputRate + output * outputRate) };
+  return { tokens: input + output, spendMicros: Math.round(input * inputRate + output * outputRate), sizeTokens };
 }

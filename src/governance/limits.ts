@@ -94,6 +94,8 @@ export class Admission {
   /** What is left of the reservation: usage reported so far has replaced the rest. */
   #tokens: number;
   #spend: number;
+  /** The body's size in tokens the reservation was made from; 0 when nothing was reserved. */
+  readonly sizeTokens: number;
 
   constructor(
     private readonly plan: Plan,
@@ -102,6 +104,7 @@ export class Admission {
   ) {
     this.#tokens = reservation.tokens;
     this.#spend = reservation.spendMicros;
+    this.sizeTokens = reservation.sizeTokens ?? 0;
   }
 
   /** Charges the answer's tokens and their spend to every bucket of the chain, in place of as much of the estimate. */

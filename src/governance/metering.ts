@@ -11,10 +11,11 @@
 import type { IngressPrincipal } from "../auth/ingress-chain.ts";
 import type { ConfigHolder } from "../config/snapshot.ts";
 import { irError, type IrError, type IrUsage } from "../ir/index.ts";
+import { estimateTokens } from "../ir/estimate.ts";
 import type { Pool } from "../routing/pool.ts";
 import type { LedgerRow, LedgerStore } from "../store/ledger.ts";
 import type { Logger } from "../telemetry/logger.ts";
-import { OutputEstimates, requestedMaxOutput, reservationFor } from "./estimate.ts";
+import { InputScales, OutputEstimates, requestedMaxOutput, reservationFor } from "./estimate.ts";
 import type { Admission, LimitEngine } from "./limits.ts";
 import { spendMicros, tiersOf, tokensOf, ZERO_TIERS } from "./rate-card.ts";
 
@@ -79,6 +80,8 @@ class Meter implements RequestMeter {
     private readonly pool: string,
     private readonly admission: Admission | undefined,
     private readonly totals: KeyTotals,
+    /** The body's size in tokens, which the answer's input teaches the pool's input scale; 0 when unknown. */
+    private readonly sizeTokens: number,
   ) {}
 
   usage(usage: IrUsage, model: string): void {
@@ -88,7 +91,11 @@ class Meter implements RequestMeter {
     const spend = spendMicros(this.metering.pricing(), model, tiers, 0);
     const now = this.metering.now();
     this.admission?.charge(tiers, spend, now);
-    if (this.admission && tiers.output > 0) this.metering.outputs.observe(this.pool, tiers.output);
+    if (this.admission) {
+      if (tiers.output > 0) this.metering.outputs.observe(this.pool, tiers.output);
+      const input = tiers.input + tiers.cache_read + tiers.cache_creation;
+      if (input > 0 && this.sizeTokens > 0) this.metering.inputScales.observe(this.pool, input / this.sizeTokens);
+    }
     this.totals.tokens += tokens;
     this.totals.spendMicros += spend;
     this.metering.queue({ ts: now, key_id: this.principal.id, group_name: this.principal.group ?? null, pool: this.pool, model, requests: 0, ...tiers });
@@ -130,6 +137,7 @@ export class Metering {
   #unavailable = false;
   #retry: ReturnType<typeof setTimeout> | undefined;
   readonly outputs = new OutputEstimates();
+  readonly inputScales = new InputScales();
   readonly #keptMax: number;
 
   constructor(deps: MeteringDeps) {
@@ -156,7 +164,7 @@ export class Metering {
     let admission: Admission | undefined;
     const group = principal.group ?? null;
     if (group !== null) {
-      const estimate = shape && (() => reservationFor(this.pricing(), shape.pool, shape.body, shape.bodyBytes, requestedMaxOutput(shape.body) ?? this.outputs.of(pool)));
+      const estimate = shape && (() => reservationFor(this.pricing(), shape.pool, shape.body, shape.bodyBytes, requestedMaxOutput(shape.body) ?? this.outputs.of(pool), this.inputScales.of(pool)));
       const admitted = this.#deps.limits.admit(group, pool, this.pricing(), estimate);
       if (!admitted.ok) return admitted;
       admission = admitted.admission;
@@ -165,7 +173,9 @@ export class Metering {
     const totals = this.totalsOf(principal.id, group, principal.labels ?? {});
     totals.spendMicros += spendMicros(this.pricing(), model, ZERO_TIERS, 1);
     this.queue({ ts: now, key_id: principal.id, group_name: group, pool, model, requests: 1, ...ZERO_TIERS });
-    return { ok: true, meter: new Meter(this, principal, pool, admission, totals) };
+    // Learnt from every grouped request (not only those a token cap reserves for), so a cap set later starts near.
+    const sizeTokens = admission ? admission.sizeTokens || (shape?.bodyBytes ? estimateTokens(shape.bodyBytes) : 0) : 0;
+    return { ok: true, meter: new Meter(this, principal, pool, admission, totals, sizeTokens) };
   }
 
   totalsOf(id: string, group: string | null, labels: Readonly<Record<string, string>>): KeyTotals {

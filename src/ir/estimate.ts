@@ -4,12 +4,12 @@
 // "Stream usage and estimates"), and an Anthropic client's message_start shows it until the real figure.
 import type { IrRequest } from "./request.ts";
 import type { IrStreamPart } from "./stream.ts";
-import { inputTotal, type IrUsage } from "./response.ts";
+import { inputTotal, type IrResponse, type IrUsage } from "./response.ts";
 
 export const CHARS_PER_TOKEN = 4;
 
-/** The warning logged with each estimated charge (one line per stream; the ledger row looks like any other). */
-export const ESTIMATE_WARNING = "usage estimated: the upstream reported none for this stream";
+/** The warning logged with each estimated charge (one line per request; the ledger row looks like any other). */
+export const ESTIMATE_WARNING = "usage estimated: the upstream reported none for this request";
 
 /** Tokens for `size` characters (or bytes) of text: 0 for none, else at least 1. */
 export const estimateTokens = (size: number): number => (size > 0 ? Math.ceil(size / CHARS_PER_TOKEN) : 0);
@@ -48,4 +48,11 @@ export function answerSize(part: IrStreamPart): number {
   if (part.type === "text-delta" || part.type === "reasoning-delta") return part.delta.length;
   if (part.type === "tool-call-delta") return part.argumentsDelta.length;
   return 0;
+}
+
+/** Characters of answer in a whole response (text, reasoning, tool arguments), as answerSize counts a stream's. */
+export function responseTextSize(response: IrResponse): number {
+  let size = 0;
+  for (const part of response.content) size += part.type === "tool_call" ? part.arguments.length : part.text.length;
+  return size;
 }

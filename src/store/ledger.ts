@@ -90,3 +90,18 @@ export async function markRunning(store: Store): Promise<{ unclean: boolean; las
 
 /** A graceful stop, after the last ledger batch is written. */
 export const markStopped = (store: Store) => store.setMeta(RUN_STATE, "stopped");
+
+/** Rows a graceful stop could not write because the store refused them (they are lost), for the next boot's line. */
+const UNSAVED_AT_STOP = "ledger_unsaved_at_stop";
+
+/** A stop with rows the store refused: noted if the store takes this one small write (the run stays unclean either way). */
+export async function markUnsaved(store: Store, rows: number): Promise<void> {
+  await store.setMeta(UNSAVED_AT_STOP, String(rows)).catch(() => {});
+}
+
+/** Boot: the rows the previous run's stop could not write (0 for none), then forgotten. */
+export async function takeUnsaved(store: Store): Promise<number> {
+  const rows = Number((await store.getMeta(UNSAVED_AT_STOP)) ?? 0);
+  if (rows !== 0) await store.setMeta(UNSAVED_AT_STOP, "0");
+  return Number.isSafeInteger(rows) && rows > 0 ? rows : 0;
+}

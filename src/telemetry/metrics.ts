@@ -208,6 +208,7 @@ export function dataPlaneMetrics(registry = new MetricsRegistry()) {
     failovers: registry.counter("gateway_failovers_total", "Requests moved to another lane, by the failure that moved them (timeout, connect, transient_upstream, hard_down).", ["pool", "reason"]),
     translations: registry.counter("gateway_translations_total", "Cross-protocol translation hops.", ["from", "to"]),
     translationWarnings: registry.counter("gateway_translation_warnings_total", "Members dropped or clamped in translation (each also logged).", ["from", "to"]),
+    usageEstimates: registry.counter("gateway_usage_estimated_total", "Metered requests charged an estimate because the upstream reported no usage (each also logged).", ["lane"]),
   };
 }
 export type DataPlaneMetrics = ReturnType<typeof dataPlaneMetrics>;

@@ -21,7 +21,8 @@ export function askForStreamUsage(body: Record<string, unknown>): ByteFilter | u
 const NULL_USAGE = [Buffer.from(',"usage":null'), Buffer.from(', "usage": null')];
 const EMPTY_CHOICES = [Buffer.from('"choices":[]'), Buffer.from('"choices": []')];
 const USAGE_OBJECT = [Buffer.from('"usage":{'), Buffer.from('"usage": {')];
-const EVENT_END = Buffer.from("\n\n");
+// An event ends at a blank line, in any of SSE's three line endings (some compatible servers write CRLF).
+const EVENT_ENDS = [Buffer.from("\n\n"), Buffer.from("\r\n\r\n"), Buffer.from("\r\r")];
 const EMPTY = new Uint8Array(0);
 const MAX_CARRY = 65536;
 
@@ -35,15 +36,15 @@ function usageCutter(): ByteFilter {
     push(chunk) {
       const bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
       const all = carry ? Buffer.concat([carry, bytes]) : bytes;
-      const end = all.lastIndexOf(EVENT_END);
-      if (end === -1) {
-        // No event end in sight (a huge event, or CRLF framing): relayed as it is rather than held.
+      const end = endBefore(all, all.length);
+      if (end === 0) {
+        // No event end in sight (a huge event): relayed as it is rather than held.
         if (all.length > MAX_CARRY) return ((carry = undefined), all);
         carry = all;
         return EMPTY;
       }
-      carry = end + 2 < all.length ? all.subarray(end + 2) : undefined;
-      return cutEvents(all.subarray(0, end + 2));
+      carry = end < all.length ? all.subarray(end) : undefined;
+      return cutEvents(all.subarray(0, end));
     },
     flush() {
       const rest = carry;
@@ -62,10 +63,8 @@ function cutEvents(events: Buffer): Uint8Array {
   for (const pattern of EMPTY_CHOICES) {
     let at = out.indexOf(pattern);
     while (at !== -1) {
-      const start = out.lastIndexOf(EVENT_END, at);
-      const next = out.indexOf(EVENT_END, at);
-      const from = start === -1 ? 0 : start + 2;
-      const to = next === -1 ? out.length : next + 2;
+      const from = endBefore(out, at);
+      const to = endAfter(out, at);
       const event = out.subarray(from, to);
       if (USAGE_OBJECT.some((usage) => event.includes(usage))) {
         out = Buffer.concat([out.subarray(0, from), out.subarray(to)]);
@@ -87,4 +86,24 @@ function cutEvents(events: Buffer): Uint8Array {
     out = Buffer.concat(pieces);
   }
   return out;
+}
+
+/** Just past the last event end that starts before `at`; 0 when there is none. */
+function endBefore(bytes: Buffer, at: number): number {
+  let found = 0;
+  for (const end of EVENT_ENDS) {
+    const i = bytes.lastIndexOf(end, at - 1);
+    if (i !== -1 && i + end.length <= at) found = Math.max(found, i + end.length);
+  }
+  return found;
+}
+
+/** Just past the first event end at or after `at`; the length when there is none. */
+function endAfter(bytes: Buffer, at: number): number {
+  let found = bytes.length;
+  for (const end of EVENT_ENDS) {
+    const i = bytes.indexOf(end, at);
+    if (i !== -1) found = Math.min(found, i + end.length);
+  }
+  return found;
 }

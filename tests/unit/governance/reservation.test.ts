@@ -3,7 +3,7 @@
 // roll-over keeps reservations of requests in flight, a total window's refusal has no Retry-After; the
 // estimates themselves; and metering's ledger writes when the store refuses them (class 8).
 import { describe, expect, test } from "bun:test";
-import { DEFAULT_OUTPUT_ESTIMATE, OutputEstimates, requestedMaxOutput, reservationFor } from "../../../src/governance/estimate.ts";
+import { DEFAULT_OUTPUT_ESTIMATE, InputScales, OutputEstimates, requestedMaxOutput, reservationFor } from "../../../src/governance/estimate.ts";
 import { LimitEngine, type GroupNode, type Limit } from "../../../src/governance/limits.ts";
 import { Metering } from "../../../src/governance/metering.ts";
 import { estimateTokens } from "../../../src/ir/estimate.ts";
@@ -181,8 +181,24 @@ describe("estimates", () => {
     const lane = (name: string) => ({ lane: { name } }) as Pool["members"][number];
     const pool = { members: [lane("cheap"), lane("dear"), lane("unpriced")] } as unknown as Pool;
     const pricing = { rate_card: { cheap: { input: 1, output: 2 }, dear: { input: 3, output: 15, cache_creation: 3.75 } } };
-    expect(reservationFor(pricing, pool, {}, 400, 100)).toEqual({ tokens: 200, spendMicros: 100 * 3.75 + 100 * 15 });
+    expect(reservationFor(pricing, pool, {}, 400, 100)).toEqual({ tokens: 200, spendMicros: 100 * 3.75 + 100 * 15, sizeTokens: 100 });
     expect(reservationFor(pricing, pool, { a: "xxxx" }, undefined, 0).tokens).toBe(3);
+    // The pool's input scale multiplies the size (its tokens and their cost); the size is kept as it was.
+    expect(reservationFor(pricing, pool, {}, 400, 100, 2.5)).toEqual({ tokens: 350, spendMicros: Math.round(250 * 3.75 + 100 * 15), sizeTokens: 100 });
+  });
+
+  test("the input scale per pool: upstream input per token of size, up at once and down by 1/16 of the gap", () => {
+    const scales = new InputScales();
+    expect(scales.of("chat")).toBe(1);
+    scales.observe("chat", 50 / 19);
+    expect(scales.of("chat")).toBe(50 / 19);
+    scales.observe("chat", 50 / 19 - 1.6);
+    expect(scales.of("chat")).toBeCloseTo(50 / 19 - 0.1);
+    expect(scales.of("other")).toBe(1);
+    // Never below 1 (the body's size at 4 bytes a token): a media-heavy body counted as a few tokens does not shrink it.
+    for (let i = 0; i < 200; i++) scales.observe("chat", 0.01);
+    expect(scales.of("chat")).toBeCloseTo(1);
+    expect(scales.of("chat")).toBeGreaterThanOrEqual(1);
   });
 });
 

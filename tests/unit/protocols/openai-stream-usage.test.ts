@@ -76,9 +76,20 @@ describe("asking an OpenAI upstream for stream usage", () => {
     expect(out).toBe(azure + 'data: {"id": "c", "choices": [{"index": 0, "delta": {"content": "hi"}}]}\n\n' + "data: [DONE]\n\n");
   });
 
-  test("a stream without event ends (CRLF framing) is relayed as it is past 64 KiB, not held", () => {
+  test("an event whose end has not come is relayed as it is past 64 KiB, not held", () => {
     const filter = asked({});
-    const big = utf8.encode(`data: {"x":"${"a".repeat(70_000)}"}\r\n\r\n`);
+    const big = utf8.encode(`data: {"x":"${"a".repeat(70_000)}"}`);
     expect(filter.push(big).byteLength).toBe(big.byteLength);
+  });
+
+  test("CRLF and CR framing (SSE's other line endings): the same cut, split at every byte", async () => {
+    const [withUsage, without] = await Promise.all([wire(true), wire(false)]);
+    for (const ending of ["\r\n", "\r"]) {
+      const framed = utf8.encode(text.decode(withUsage).replaceAll("\n", ending));
+      const expected = text.decode(without).replaceAll("\n", ending);
+      // Before: no event end was found, so the whole stream was one event with the usage in it, and cut.
+      expect(through(asked({}), [framed])).toBe(expected);
+      for (let cut = 1; cut < framed.length; cut++) expect(through(asked({}), [framed.subarray(0, cut), framed.subarray(cut)])).toBe(expected);
+    }
   });
 });
