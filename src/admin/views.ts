@@ -177,7 +177,7 @@ export const AuditEntry = Type.Object({
   resource: Type.String(),
   outcome: Type.Union([Type.Literal("applied"), Type.Literal("rejected")]),
   principal: Type.String(),
-  credential: Nullable(Type.String({ description: "additive: which credential of the principal acted, e.g. admin-tokens:<name>:<first 8 hex of the token's sha256>; null when none (open plane, older entries)" })),
+  credential: Nullable(Type.String({ description: "additive: which credential of the principal acted, e.g. admin-tokens:<name>, the token's name in auth.admin_tokens; null when none (open plane, older entries)" })),
   prev_hash: Type.String(),
   hash: Type.String(),
 });

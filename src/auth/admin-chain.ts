@@ -11,9 +11,9 @@ export interface AdminPrincipal {
   readonly id: string;
   readonly scope: AdminScope;
   /**
-   * Which credential acted, for the audit entry's `credential`: `admin-tokens:<name>:<first 8 hex of the
-   * token's sha256>`. The name is the config's label (default `admin-token-<index>`); the hash prefix
-   * tells tokens apart across renames and reorders and does not reveal the token.
+   * Which credential acted, for the audit entry's `credential`: `admin-tokens:<name>`, the config's label
+   * (default `admin-token-<index>`). Nothing derived from the token: a hash prefix in an entry that
+   * read-only principals can read let them test guesses at a weak full-scope token offline.
    */
   readonly credential?: string;
 }
@@ -37,13 +37,11 @@ export const ADMIN_MODULES: Readonly<Record<string, AdminModule>> = {
     // Compare against every token, so the time taken does not tell which one (if any) matched.
     let admitted: AdminPrincipal | undefined;
     for (const t of snapshot.auth.adminTokens) {
-      if (secretEquals(t.token, presented) && admitted === undefined) admitted = { id: "admin", scope: t.scope, credential: `admin-tokens:${t.name}:${fingerprint(presented)}` };
+      if (secretEquals(t.token, presented) && admitted === undefined) admitted = { id: "admin", scope: t.scope, credential: `admin-tokens:${t.name}` };
     }
     return admitted;
   },
 };
-
-const fingerprint = (token: string) => new Bun.CryptoHasher("sha256").update(token).digest("hex").slice(0, 8);
 
 export function authenticateAdmin(snapshot: Snapshot, headers: Headers): AdminPrincipal | undefined {
   return runChain(snapshot.auth.adminChain, ADMIN_MODULES, ANONYMOUS, snapshot, headers);

@@ -10,7 +10,7 @@ export interface AuditEntry {
   readonly resource: string;
   readonly outcome: "applied" | "rejected";
   readonly principal: string;
-  /** Which credential of the principal acted (e.g. `admin-tokens:ops:1a2b3c4d`), never a secret; null when none. */
+  /** Which credential of the principal acted (e.g. `admin-tokens:ops`), never a secret; null when none. */
   readonly credential: string | null;
   readonly prev_hash: string;
   readonly hash: string;

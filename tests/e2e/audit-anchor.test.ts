@@ -26,7 +26,6 @@ let gw: RunningGateway;
 const as = (token: string) => (path: string, method = "GET", payload?: unknown) =>
   fetch(`${gw.admin}${path}`, { method, headers: { "x-admin-token": token, "content-type": "application/json" }, body: payload === undefined ? undefined : JSON.stringify(payload) });
 const ops = as(ENV.GW_OPS);
-const sha8 = (token: string) => new Bun.CryptoHasher("sha256").update(token).digest("hex").slice(0, 8);
 const storePath = () => join(gw.dir, "state/gateway.db");
 const verifyCli = () => runGateway(["--verify-audit", "--config", join(gw.dir, "gateway.test.yaml")], { cwd: gw.dir, env: ENV });
 const newest = async () => (await json(await ops("/audit?limit=1"))).items[0] as { seq: number; action: string; credential: string | null };
@@ -39,17 +38,17 @@ afterAll(async () => {
 });
 
 describe("the acting credential", () => {
-  test("each entry names the admin token that acted by its config name and hash prefix, never the token", async () => {
+  test("each entry names the admin token that acted by its config name, nothing derived from the token", async () => {
     expect((await ops("/groups", "POST", { name: "by-ops" })).status).toBe(201);
     expect((await as(ENV.GW_CI)("/groups", "POST", { name: "by-ci" })).status).toBe(201);
     expect((await as(ENV.GW_RO)("/groups", "POST", { name: "by-viewer" })).status).toBe(403);
     expect((await ops("/groups", "POST", { name: "bad name!" })).status).toBeGreaterThanOrEqual(400);
     const items = (await json(await ops("/audit?limit=4"))).items.reverse() as { action: string; outcome: string; principal: string; credential: string }[];
     expect(items.map((e) => [e.outcome, e.principal, e.credential])).toEqual([
-      ["applied", "admin", `admin-tokens:ops:${sha8(ENV.GW_OPS)}`],
-      ["applied", "admin", `admin-tokens:admin-token-1:${sha8(ENV.GW_CI)}`],
-      ["rejected", "admin", `admin-tokens:viewer:${sha8(ENV.GW_RO)}`],
-      ["rejected", "admin", `admin-tokens:ops:${sha8(ENV.GW_OPS)}`],
+      ["applied", "admin", "admin-tokens:ops"],
+      ["applied", "admin", "admin-tokens:admin-token-1"],
+      ["rejected", "admin", "admin-tokens:viewer"],
+      ["rejected", "admin", "admin-tokens:ops"],
     ]);
     const text = JSON.stringify(items) + gw.logs.join("\n");
     for (const token of Object.values(ENV)) expect(text).not.toContain(token);
