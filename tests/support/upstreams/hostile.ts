@@ -24,12 +24,18 @@ export const BOMB_INFLATED_BYTES = 512 * MIB;
 
 const json = "application/json";
 
-function huge(): ReadableStream<Uint8Array> {
+/** Sizes of the streamed faults: one SSE event of 300 MB that never ends, and 256 MiB of one event gzipped. */
+export const SSE_BOMB_INFLATED_BYTES = 256 * MIB;
+
+/** The start of an SSE event none of whose lines ever ends (a 1 MiB `a` at a time). */
+const SSE_EVENT_HEAD = 'event: message_start\ndata: {"type":"message_start","id":"chatcmpl-1","choices":[{"index":0,"delta":{"content":"';
+
+function huge(head = '{"id":"huge","text":"'): ReadableStream<Uint8Array> {
   const chunk = new Uint8Array(MIB).fill(0x61);
   let sent = 0;
   return new ReadableStream({
     start(controller) {
-      controller.enqueue(new TextEncoder().encode('{"id":"huge","text":"'));
+      controller.enqueue(new TextEncoder().encode(head));
     },
     pull(controller) {
       if (sent >= HUGE_BYTES) return controller.close();
@@ -67,6 +73,8 @@ const RAW_SCENARIOS = new Set(["reset", "short"]);
 export async function startHostileUpstream(): Promise<HostileUpstream> {
   const hits: Record<string, number> = {};
   let bomb: Uint8Array | undefined;
+  let sseBomb: Uint8Array | undefined;
+  const sse = "text/event-stream";
   const answers: Record<string, () => Response> = {
     html: () => new Response(`<!doctype html><html><body><h1>502 Bad Gateway</h1>${HOSTILE_MARK}</body></html>`, { headers: { "content-type": "text/html; charset=utf-8" } }),
     binary: () => new Response(Uint8Array.from({ length: 4096 }, (_, i) => (i * 37) & 0xff), { headers: { "content-type": "application/octet-stream" } }),
@@ -81,6 +89,11 @@ export async function startHostileUpstream(): Promise<HostileUpstream> {
     huge: () => new Response(huge(), { headers: { "content-type": json } }),
     bomb: () => new Response((bomb ??= Bun.gzipSync(new Uint8Array(BOMB_INFLATED_BYTES))), { headers: { "content-type": json, "content-encoding": "gzip" } }),
     trickle: () => new Response(trickle(30), { headers: { "content-type": json } }),
+    "sse-event": () => new Response(huge(SSE_EVENT_HEAD), { headers: { "content-type": sse } }),
+    "sse-bomb": () =>
+      new Response((sseBomb ??= Bun.gzipSync(Buffer.concat([Buffer.from(SSE_EVENT_HEAD), Buffer.alloc(SSE_BOMB_INFLATED_BYTES, 0x61)]))), {
+        headers: { "content-type": sse, "content-encoding": "gzip" },
+      }),
   };
   const server = Bun.serve({
     hostname: "127.0.0.1",
