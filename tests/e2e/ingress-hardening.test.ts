@@ -328,4 +328,24 @@ pools:
     const after = await Promise.all([chat(), chat()]);
     expect(after.map((r) => r.status)).toEqual([200, 200]);
   });
+  test("sockets that never finish their headers hold no slot and slow nothing (why there is no header deadline)", async () => {
+    const smallPort = Number(new URL(small.data).port);
+    const sockets = await Promise.all(
+      Array.from({ length: 400 }, (_, i) => new Promise<ReturnType<typeof connect>>((open) => {
+        const socket = connect(smallPort, "127.0.0.1", () => (socket.write(i % 2 ? "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " : ""), open(socket)));
+        socket.on("error", () => {});
+      })),
+    );
+    try {
+      await Bun.sleep(100);
+      const started = performance.now();
+      // Both slots are free: a socket without a whole request never reaches the handler that takes one.
+      const answers = await Promise.all([1, 2].map(() => fetch(`${small.data}/v1/chat/completions`, { method: "POST", body: JSON.stringify(CALLS.openai.body("default")) })));
+      expect(answers.map((r) => r.status)).toEqual([200, 200]);
+      expect((await fetch(`${small.data}/healthz`)).status).toBe(200);
+      expect(performance.now() - started).toBeLessThan(500);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+    }
+  });
 });
