@@ -15,9 +15,10 @@ export interface SseSteps<T> {
 }
 
 /**
- * The most bytes one upstream SSE event may take (the same bound as a Bedrock event-stream message,
- * eventstream.ts): the parser holds an event until its blank line, so one that never ended (500 MB with no
- * newline, or a gzip bomb) grew memory without bound on a translated stream.
+ * The most one upstream SSE event may hold, in characters (bytes, for the ASCII JSON events carry), the
+ * same bound as a Bedrock event-stream message (eventstream.ts): the parser holds an event until its blank
+ * line, so one that never ended (500 MB with no newline, or a gzip bomb) grew memory without bound on a
+ * translated stream. eventsource-parser counts what it holds and stops there.
  */
 export const MAX_SSE_EVENT_BYTES = 16 * 1024 * 1024;
 
@@ -36,15 +37,14 @@ export class SseEventTooLarge extends Error {
 export function sseTransform<T>(steps: SseSteps<T>): TransformStream<Uint8Array, T> {
   const text = new TextDecoder();
   let emit: (event: SseEvent) => void = () => {};
-  // Bytes fed since the parser last finished an event or a comment: at most what it holds (plus one chunk).
-  let pending = 0;
+  let tooLarge = false;
   const parser = createParser({
+    maxBufferSize: MAX_SSE_EVENT_BYTES,
     onEvent(message) {
-      pending = 0;
       emit(message.event ? { event: message.event, data: message.data } : { data: message.data });
     },
-    onComment() {
-      pending = 0;
+    onError(error) {
+      if (error.type === "max-buffer-size-exceeded") tooLarge = true;
     },
   });
   return new TransformStream<Uint8Array, T>({
@@ -54,9 +54,9 @@ export function sseTransform<T>(steps: SseSteps<T>): TransformStream<Uint8Array,
       };
     },
     transform(chunk, controller) {
-      pending += chunk.byteLength;
+      if (tooLarge) return;
       parser.feed(text.decode(chunk, { stream: true }));
-      if (pending > MAX_SSE_EVENT_BYTES) controller.error(new SseEventTooLarge());
+      if (tooLarge) controller.error(new SseEventTooLarge());
     },
     flush(controller) {
       const rest = text.decode();

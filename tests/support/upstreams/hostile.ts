@@ -24,11 +24,13 @@ export const BOMB_INFLATED_BYTES = 512 * MIB;
 
 const json = "application/json";
 
-/** Sizes of the streamed faults: one SSE event of 300 MB that never ends, and 256 MiB of one event gzipped. */
-export const SSE_BOMB_INFLATED_BYTES = 256 * MIB;
+/** Sizes of the streamed faults: one SSE event of 300 MB that never ends, and 512 MiB of one event gzipped. */
+export const SSE_BOMB_INFLATED_BYTES = 512 * MIB;
 
 /** The start of an SSE event none of whose lines ever ends (a 1 MiB `a` at a time). */
 const SSE_EVENT_HEAD = 'event: message_start\ndata: {"type":"message_start","id":"chatcmpl-1","choices":[{"index":0,"delta":{"content":"';
+
+const LATE_EVENT_START = `event: message_start\ndata: ${JSON.stringify({ type: "message_start", message: { id: "msg_1", type: "message", role: "assistant", content: [], model: "late", stop_reason: null, stop_sequence: null, usage: { input_tokens: 3, output_tokens: 0 } } })}\n\n`;
 
 function huge(head = '{"id":"huge","text":"'): ReadableStream<Uint8Array> {
   const chunk = new Uint8Array(MIB).fill(0x61);
@@ -90,6 +92,8 @@ export async function startHostileUpstream(): Promise<HostileUpstream> {
     bomb: () => new Response((bomb ??= Bun.gzipSync(new Uint8Array(BOMB_INFLATED_BYTES))), { headers: { "content-type": json, "content-encoding": "gzip" } }),
     trickle: () => new Response(trickle(30), { headers: { "content-type": json } }),
     "sse-event": () => new Response(huge(SSE_EVENT_HEAD), { headers: { "content-type": sse } }),
+    // A real first event (Anthropic's message_start), then one that never ends: cut after bytes went out.
+    "sse-late-event": () => new Response(huge(`${LATE_EVENT_START}${SSE_EVENT_HEAD}`), { headers: { "content-type": sse } }),
     "sse-bomb": () =>
       new Response((sseBomb ??= Bun.gzipSync(Buffer.concat([Buffer.from(SSE_EVENT_HEAD), Buffer.alloc(SSE_BOMB_INFLATED_BYTES, 0x61)]))), {
         headers: { "content-type": sse, "content-encoding": "gzip" },
