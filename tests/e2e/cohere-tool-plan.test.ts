@@ -4,6 +4,8 @@
 // protocol has no reasoning output (Chat Completions), is dropped and counted as a translation warning;
 // never as answer text before the tool call, which clients that glue text onto the tool input would break on.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { EventStreamCodec } from "@smithy/core/event-streams";
+import { fromUtf8, toUtf8 } from "@smithy/core/serde";
 import { LISTEN_ANY, startGateway, type RunningGateway } from "../support/gateway.ts";
 import { COHERE_DEFAULT_KEY, startCohereUpstream } from "../support/upstreams/cohere.ts";
 
@@ -59,14 +61,13 @@ function push(items: Item[], kind: string, value: string): void {
   else items.push(`${kind}:${value}`);
 }
 
-/** The JSON payloads of AWS event-stream frames: total length, headers length, prelude CRC, headers, payload, CRC. */
+/** The JSON payloads of an AWS event stream, read by the AWS SDK's own codec. */
+const codec = new EventStreamCodec(toUtf8, fromUtf8);
 function bedrockEvents(bytes: Uint8Array): { body: any }[] {
   const out: { body: any }[] = [];
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   for (let at = 0; at < bytes.length; ) {
-    const total = view.getUint32(at);
-    const headers = view.getUint32(at + 4);
-    out.push({ body: JSON.parse(new TextDecoder().decode(bytes.subarray(at + 12 + headers, at + total - 4))) });
+    const total = new DataView(bytes.buffer, bytes.byteOffset + at).getUint32(0);
+    out.push({ body: JSON.parse(toUtf8(codec.decode(bytes.subarray(at, at + total)).body)) });
     at += total;
   }
   return out;
