@@ -10,8 +10,12 @@ export const MAX_MODEL_NAME_LENGTH = 256;
 // path separator, dot segment, query, fragment, percent-escape, space or control character can pass.
 const MODEL_NAME = /^[A-Za-z0-9][A-Za-z0-9._:@+~-]*$/;
 
-/** Why `name` is not a model name, or undefined when it is one. */
-export function modelNameProblem(name: string): string | undefined {
+/**
+ * Why `name` is not a model name, or undefined when it is one. The router hands null for a path segment
+ * whose percent-encoding does not decode (`/gem/%zz`), which answered 500.
+ */
+export function modelNameProblem(name: string | null): string | undefined {
+  if (name === null) return "model: not a model name (its percent-encoding does not decode)";
   if (name.length > MAX_MODEL_NAME_LENGTH) return `model: longer than ${MAX_MODEL_NAME_LENGTH} characters`;
   if (!MODEL_NAME.test(name) || name.includes("..")) return "model: not a model name (letters, digits and . _ - : @ + ~ only, starting with a letter or digit)";
   return undefined;

@@ -105,6 +105,8 @@ const rawPost = (path: string, body: string, host = "127.0.0.1") =>
 
 describe("class 3: caller text never steers the upstream URL", () => {
   const BAD = ["..%2F..%2F__reset%3F", "%2E%2E%2Fx", "..%2F", "a..b", "a%2Fb", "a%5Cb", "a%3Fb", "a%23b", "a%00b", "a%0Ab", "a%20b", "%252E%252E%252F", "..%252F__reset", ".hidden", "x".repeat(300)];
+  // Percent-encoding that does not decode: the router hands no name at all, which answered 500.
+  const UNDECODABLE = ["%zz", "%", "a%E0%A4%A", "%C0%80"];
 
   test("a direct route with a model that is not a model name is a 400 in OpenAI's shape, and nothing reaches any upstream", async () => {
     // Raw requests: fetch would resolve `..` itself before sending.
@@ -117,6 +119,13 @@ describe("class 3: caller text never steers the upstream URL", () => {
       }
     }
     // The one-segment direct route (a model alias) judges its name the same way; an unknown good name stays a 404.
+    for (const model of UNDECODABLE) {
+      for (const target of ["gem", "%zz"]) {
+        const answer = await rawPost(`/${target}/${model}`, body);
+        expect({ target, model, status: statusOf(answer) }).toEqual({ target, model, status: 400 });
+        expect(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4)).error).toMatchObject({ type: "invalid_request_error", param: "model" });
+      }
+    }
     for (const model of ["..%2F..%2F__reset%3F", "a%3Fb", "a%00b"]) expect(statusOf(await rawPost(`/${model}`, body))).toBe(400);
     expect(statusOf(await rawPost("/no-such-alias", body))).toBe(404);
     expect(statusOf(await rawPost("/no-such-provider/gpt-4o", body))).toBe(404);
