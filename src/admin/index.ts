@@ -23,6 +23,8 @@ import { allowOrigin, isPreflight, preflight } from "../http/cors.ts";
 import { AdminRateLimit } from "./rate-limit.ts";
 import { auditScope } from "../governance/audit.ts";
 import type { Server } from "bun";
+import { BodyReadTimeout, bodyReadTimeoutMessage, readWithin } from "../http/body-deadline.ts";
+import { BodyTooLargeError, closeConnection } from "../http/serve.ts";
 
 export const ADMIN_PREFIX = "/api/v1/admin";
 const ADMIN_METHODS = "GET, POST, PUT, PATCH, DELETE, OPTIONS";
@@ -55,6 +57,21 @@ async function unwantedBody(request: Request, route: { method: string; path: str
   }
   if (text === "" || /^\{\s*\}$/.test(text)) return undefined;
   return errorResponse("invalid_request", `${route.method} ${route.path} takes no request body; send none or {}`);
+}
+
+/**
+ * The request with its body read whole within `limits.body_read_timeout_secs`, or the answer refusing it:
+ * a body that never finished held its admin connection (and the handler waiting on it) for good.
+ */
+async function bodyWithin(request: Request, timeoutMs: number): Promise<Request | Response> {
+  if (request.body === null) return request;
+  try {
+    return new Request(request, { body: await readWithin(request, timeoutMs) });
+  } catch (error) {
+    if (error instanceof BodyReadTimeout) return closeConnection(errorResponse("invalid_request", bodyReadTimeoutMessage(timeoutMs), { status: 408 }));
+    if (error instanceof BodyTooLargeError) return closeConnection(errorResponse("invalid_request", error.message, { status: 413 }));
+    return errorResponse("invalid_request", "request body could not be read");
+  }
 }
 
 export function buildAdminApp(deps: AdminDeps) {
@@ -132,21 +149,25 @@ export function adminFetch(deps: AdminDeps): (request: Request, server?: Pick<Se
     if (isPreflight(request)) return preflight(request, origin, ADMIN_METHODS);
     return allowOrigin(await answer(request, snapshot), origin);
   };
-  async function answer(request: Request, snapshot: Snapshot): Promise<Response> {
-    const admitted = authenticateAdmin(snapshot, request.headers);
-    const principal = admitted && governanceGuard(snapshot, request, admitted);
+  async function answer(sent: Request, snapshot: Snapshot): Promise<Response> {
+    const admitted = authenticateAdmin(snapshot, sent.headers);
+    const principal = admitted && governanceGuard(snapshot, sent, admitted);
     if (!principal) {
       // Not audited either: there is no principal to name, and anyone could fill the log.
       return errorResponse("unauthorized", "admin credential missing or not accepted (x-admin-token or Authorization: Bearer)", {
         headers: { "www-authenticate": 'Bearer realm="gateway-admin"' },
       });
     }
-    const pathname = new URL(request.url).pathname;
-    const mutation = isMutation(request.method, pathname.slice(ADMIN_PREFIX.length));
+    const pathname = new URL(sent.url).pathname;
+    const mutation = isMutation(sent.method, pathname.slice(ADMIN_PREFIX.length));
     if (mutation && principal.scope !== "full") {
-      const { action, resource } = attemptedAction(request.method, pathname);
-      await deps.audit?.record({ action, resource, outcome: "rejected", principal: principal.id, credential: principal.credential });
+      await attempted(sent.method, pathname, principal, "rejected");
       return errorResponse("forbidden", "this credential has read-only scope; the request needs full scope");
+    }
+    const request = await bodyWithin(sent, snapshot.limits.bodyReadTimeoutMs);
+    if (request instanceof Response) {
+      if (mutation) await attempted(sent.method, pathname, principal, "rejected");
+      return request;
     }
     rememberPrincipal(request, principal);
     if (!mutation) return handle(request);
@@ -155,10 +176,12 @@ export function adminFetch(deps: AdminDeps): (request: Request, server?: Pick<Se
     const route = bodyless.find((r) => r.method === request.method && r.match.test(pathname));
     const response = await auditScope.run(scope, async () => (route && (await unwantedBody(request, route))) || handle(request));
     // A mutation refused before its handler ran (a body that is not JSON, an unknown route) is still an attempt.
-    if (!scope.recorded && response.status !== 404 && response.status !== 405) {
-      const { action, resource } = attemptedAction(request.method, pathname);
-      await deps.audit?.record({ action, resource, outcome: response.status < 400 ? "applied" : "rejected", principal: principal.id, credential: principal.credential });
-    }
+    if (!scope.recorded && response.status !== 404 && response.status !== 405) await attempted(request.method, pathname, principal, response.status < 400 ? "applied" : "rejected");
     return response;
+  }
+  /** An audit entry for a mutation no handler recorded. */
+  async function attempted(method: string, pathname: string, principal: AdminPrincipal, outcome: "applied" | "rejected"): Promise<void> {
+    const { action, resource } = attemptedAction(method, pathname);
+    await deps.audit?.record({ action, resource, outcome, principal: principal.id, credential: principal.credential });
   }
 }

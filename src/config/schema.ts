@@ -233,7 +233,7 @@ const LimitsCfg = Strict({
   pool_max_idle_per_host: Type.Optional(Type.Integer({ minimum: 0, maximum: COUNT_MAX, default: 64, "x-restart": true, description: "idle keep-alive connections kept per upstream host" })),
   pool_idle_timeout_secs: Type.Optional(Type.Number({ minimum: 0, maximum: SECS_MAX, default: 90, "x-restart": true, description: "how long an idle upstream connection is kept" })),
   max_inbound_concurrent: Type.Optional(Type.Integer({ minimum: 1, maximum: COUNT_MAX, default: 4096, "x-restart": true, description: "global cap on concurrent data-plane requests" })),
-  body_read_timeout_secs: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 3600, default: 30, description: "longest a model request's body may take to arrive once its headers have; past it 408 and the connection is closed, freeing its max_inbound_concurrent slot" })),
+  body_read_timeout_secs: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 3600, default: 30, description: "longest a request's body (a model request's or an admin one's) may take to arrive once its headers have; past it 408 and the connection is closed, freeing a model request's max_inbound_concurrent slot" })),
   shutdown_drain_secs: Type.Optional(Type.Number({ minimum: 0, maximum: SECS_MAX, default: 30, description: "how long SIGTERM waits for in-flight requests before closing them" })),
   max_upstream_response_bytes: Type.Optional(Type.Integer({ minimum: 1024, maximum: BYTES_MAX, default: 33554432, description: "largest upstream answer read whole (non-stream answers and error bodies; counted after decompression); past it the read stops and the caller gets a 502, the lane a transient fault (streams are not read whole and are not capped)" })),
 }, { default: {} });

@@ -19,8 +19,11 @@ const NAMESPACED = /^[A-Za-z0-9][A-Za-z0-9._:@+~-]*(?:\/[A-Za-z0-9][A-Za-z0-9._:
 /**
  * Why `name` is not a model name, or undefined when it is one. `namespaced`: a name that only routing
  * reads (a pool or alias is looked up by it; the lane's own model goes upstream) may also be `vendor/model`.
+ * The router hands null for a path segment whose percent-encoding does not decode (`/gem/%zz`), which
+ * once answered 500.
  */
-export function modelNameProblem(name: string, options: { namespaced?: boolean } = {}): string | undefined {
+export function modelNameProblem(name: string | null, options: { namespaced?: boolean } = {}): string | undefined {
+  if (name === null) return "model: not a model name (its percent-encoding does not decode)";
   if (name.length > MAX_MODEL_NAME_LENGTH) return `model: longer than ${MAX_MODEL_NAME_LENGTH} characters`;
   const shaped = MODEL_NAME.test(name) || BEDROCK_ARN.test(name) || (options.namespaced === true && NAMESPACED.test(name));
   if (!shaped || name.includes("..")) return "model: not a model name (letters, digits and . _ - : @ + ~ only, starting with a letter or digit; or a Bedrock ARN)";

@@ -7,6 +7,7 @@ import { renameTools, restoreContent, restorePart, type ToolRenaming } from "../
 import type { ProtocolAdapter, StreamWriter } from "../protocols/types.ts";
 import type { AttemptResult, LaneTicket } from "../routing/failover.ts";
 import { utf8 } from "../transport/answer.ts";
+import { SseEventTooLarge } from "../transport/sse.ts";
 import { streamTicket, type Exchange } from "./pipeline.ts";
 import { badAnswerFailure, contentTypeProblem, firstOf, markEstimate, noAnswerFailure, readWhole, sendUpstream } from "./upstream-call.ts";
 
@@ -161,8 +162,8 @@ export function translatedStream(
           const { done, value } = await reader.read();
           if (done) return finish(controller, irError("api_error", "the upstream stream ended before it finished", { status: 502, failure: "transient" }));
           accept(controller, value);
-        } catch {
-          finish(controller, irError("api_error", "the upstream stream broke off", { status: 502, failure: "transient" }));
+        } catch (error) {
+          finish(controller, irError("api_error", error instanceof SseEventTooLarge ? error.message : "the upstream stream broke off", { status: 502, failure: "transient" }));
         }
       }
     },

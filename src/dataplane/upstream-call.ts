@@ -8,6 +8,7 @@ import type { ResolvedProvider } from "../providers/provider.ts";
 import { Signer } from "../transport/sigv4.ts";
 import type { Snapshot } from "../config/snapshot.ts";
 import { readAnswer, type AnswerRead } from "../transport/answer.ts";
+import { SseEventTooLarge } from "../transport/sse.ts";
 import { callUpstream, isUpstreamTimeout, sessionFor, upstreamUrl, type UpstreamFault, type UpstreamFetch, type UpstreamOutcome } from "../transport/upstream.ts";
 import type { Exchange } from "./pipeline.ts";
 
@@ -133,7 +134,7 @@ export async function firstOf<T>(reader: { read(): Promise<{ done: boolean; valu
     return { ok: false, failure: badAnswerFailure(ingress, "the upstream stream ended before it began") };
   } catch (error) {
     if (isUpstreamTimeout(error)) return { ok: false, failure: noAnswerFailure(ingress, { ok: false, reason: "timeout", message: "the upstream stopped answering" }) };
-    return { ok: false, failure: badAnswerFailure(ingress, "the upstream stream broke off before it began") };
+    return { ok: false, failure: badAnswerFailure(ingress, error instanceof SseEventTooLarge ? error.message : "the upstream stream broke off before it began") };
   }
 }
 

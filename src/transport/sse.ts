@@ -15,6 +15,21 @@ export interface SseSteps<T> {
 }
 
 /**
+ * The most one upstream SSE event may hold, in characters (bytes, for the ASCII JSON events carry), the
+ * same bound as a Bedrock event-stream message (eventstream.ts): the parser holds an event until its blank
+ * line, so one that never ended (500 MB with no newline, or a gzip bomb) grew memory without bound on a
+ * translated stream. eventsource-parser counts what it holds and stops there.
+ */
+export const MAX_SSE_EVENT_BYTES = 16 * 1024 * 1024;
+
+/** The stream error past MAX_SSE_EVENT_BYTES; its message is the client's (in its protocol's shape). */
+export class SseEventTooLarge extends Error {
+  constructor() {
+    super(`the upstream sent a stream event larger than ${MAX_SSE_EVENT_BYTES} bytes`);
+  }
+}
+
+/**
  * Upstream bytes -> whatever `steps` makes of each SSE event, in one stream stage: a streaming UTF-8
  * decoder feeding eventsource-parser, whose events go straight to the steps. Every extra stage would
  * cost a scheduling hop on each chunk, and the first event's latency is what a streaming client feels.
@@ -22,9 +37,14 @@ export interface SseSteps<T> {
 export function sseTransform<T>(steps: SseSteps<T>): TransformStream<Uint8Array, T> {
   const text = new TextDecoder();
   let emit: (event: SseEvent) => void = () => {};
+  let tooLarge = false;
   const parser = createParser({
+    maxBufferSize: MAX_SSE_EVENT_BYTES,
     onEvent(message) {
       emit(message.event ? { event: message.event, data: message.data } : { data: message.data });
+    },
+    onError(error) {
+      if (error.type === "max-buffer-size-exceeded") tooLarge = true;
     },
   });
   return new TransformStream<Uint8Array, T>({
@@ -33,8 +53,10 @@ export function sseTransform<T>(steps: SseSteps<T>): TransformStream<Uint8Array,
         for (const out of steps.onEvent(event)) controller.enqueue(out);
       };
     },
-    transform(chunk) {
+    transform(chunk, controller) {
+      if (tooLarge) return;
       parser.feed(text.decode(chunk, { stream: true }));
+      if (tooLarge) controller.error(new SseEventTooLarge());
     },
     flush(controller) {
       const rest = text.decode();

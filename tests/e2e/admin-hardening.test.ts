@@ -2,7 +2,8 @@
 // and 11): a page cannot reconfigure the open default (non-JSON bodies 415, foreign Origin 403, a Host
 // that does not name the listener 403, so DNS rebinding reads nothing either); deep JSON is a 400 at
 // once; a route that takes no body refuses one; out-of-range numbers and control characters are 400s
-// naming the member. Every answer is the admin envelope; refused mutations are audited.
+// naming the member; a body that never finishes is a 408 at limits.body_read_timeout_secs. Every answer
+// is the admin envelope; refused mutations are audited.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { connect } from "node:net";
 import { embeddedDefaultText } from "../../src/config/default.ts";
@@ -11,6 +12,7 @@ import { json, LISTEN_ANY, startGateway, type RunningGateway } from "../support/
 const ENV = { GW_ADMIN: "hardening-admin-token-4f1e", GW_SIGNING_KEY: "hardening-signing-key-77aa99" };
 const CONFIG = `${LISTEN_ANY}
 store: {module: sqlite, settings: {path: ./state/gateway.db}}
+limits: {body_read_timeout_secs: 0.5}
 security:
   admin_rate_limit: {per_second: 1000, burst: 10000}
   admin_allowed_origins: ["https://console.example.com"]
@@ -266,6 +268,40 @@ describe("bodies", () => {
     expect((await admin(`/keys/${key.id}/revoke`, { method: "POST", body: "{}" })).status).toBe(200);
     expect((await admin(`/keys/${key.id}`, { method: "DELETE" })).status).toBe(200);
     expect((await fetch(`${gw.admin}/groups/org`, { headers: { "x-admin-token": ENV.GW_ADMIN } })).status).toBe(200);
+  });
+});
+
+/** Headers and the start of a body that never ends, on a raw admin socket; resolves with all it read, and when. */
+function stalledBody(path: string, framing: string): Promise<{ answer: string; ms: number }> {
+  return new Promise((resolve) => {
+    const started = performance.now();
+    const head = `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nx-admin-token: ${ENV.GW_ADMIN}\r\nContent-Type: application/json\r\n${framing}`;
+    const socket = connect(Number(port), "127.0.0.1", () => socket.write(head));
+    let answer = "";
+    socket.on("data", (chunk) => (answer += chunk.toString("latin1")));
+    const timer = setTimeout(() => socket.destroy(), 5000);
+    socket.on("close", () => (clearTimeout(timer), resolve({ answer, ms: performance.now() - started })));
+    socket.on("error", () => {});
+  });
+}
+
+describe("a body that never finishes", () => {
+  test("is a 408 at limits.body_read_timeout_secs on every route with a body, audited; other requests go on", async () => {
+    const stalled = [
+      stalledBody("/api/v1/admin/config/validate", "Content-Length: 100\r\n\r\n{"),
+      stalledBody("/api/v1/admin/keys", "Transfer-Encoding: chunked\r\n\r\n1\r\n{\r\n"),
+      stalledBody("/api/v1/admin/keys/none/revoke", "Content-Length: 10\r\n\r\n{"),
+    ];
+    await Bun.sleep(100);
+    expect((await admin("/keys")).status).toBe(200);
+    for (const { answer, ms } of await Promise.all(stalled)) {
+      // Before the deadline the admin handler waited on such a body for as long as the client kept the socket.
+      expect(answer.slice(9, 12)).toBe("408");
+      expect(answer.toLowerCase()).toContain("connection: close");
+      expect(answer).toContain('{"error":{"code":"invalid_request","message":"The request body was not received within 0.5 s (limits.body_read_timeout_secs)."}}');
+      expect(ms).toBeLessThan(2500);
+    }
+    expect((await auditTail(2)).map((e) => `${e.action} ${e.outcome}`)).toEqual(expect.arrayContaining(["key.create rejected", "key.revoke rejected"]));
   });
 });
 

@@ -111,6 +111,8 @@ const rawPost = (path: string, body: string, host = "127.0.0.1") =>
 
 describe("class 3: caller text never steers the upstream URL", () => {
   const BAD = ["..%2F..%2F__reset%3F", "%2E%2E%2Fx", "..%2F", "a..b", "a%2Fb", "a%5Cb", "a%3Fb", "a%23b", "a%00b", "a%0Ab", "a%20b", "%252E%252E%252F", "..%252F__reset", ".hidden", "x".repeat(300)];
+  // Percent-encoding that does not decode: the router hands no name at all, which answered 500.
+  const UNDECODABLE = ["%zz", "%", "a%E0%A4%A", "%C0%80"];
 
   test("a direct route with a model that is not a model name is a 400 in OpenAI's shape, and nothing reaches any upstream", async () => {
     // Raw requests: fetch would resolve `..` itself before sending.
@@ -123,6 +125,13 @@ describe("class 3: caller text never steers the upstream URL", () => {
       }
     }
     // The one-segment direct route (a model alias) judges its name the same way; an unknown good name stays a 404.
+    for (const model of UNDECODABLE) {
+      for (const target of ["gem", "%zz"]) {
+        const answer = await rawPost(`/${target}/${model}`, body);
+        expect({ target, model, status: statusOf(answer) }).toEqual({ target, model, status: 400 });
+        expect(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4)).error).toMatchObject({ type: "invalid_request_error", param: "model" });
+      }
+    }
     for (const model of ["..%2F..%2F__reset%3F", "a%3Fb", "a%00b"]) expect(statusOf(await rawPost(`/${model}`, body))).toBe(400);
     expect(statusOf(await rawPost("/no-such-alias", body))).toBe(404);
     expect(statusOf(await rawPost("/no-such-provider/gpt-4o", body))).toBe(404);
@@ -401,5 +410,25 @@ pools:
     expect(anthropic!.answer).toContain('"type":"error"'); // Anthropic's own shape
     const after = await Promise.all([chat(), chat()]);
     expect(after.map((r) => r.status)).toEqual([200, 200]);
+  });
+  test("sockets that never finish their headers hold no slot and slow nothing (why there is no header deadline)", async () => {
+    const smallPort = Number(new URL(small.data).port);
+    const sockets = await Promise.all(
+      Array.from({ length: 400 }, (_, i) => new Promise<ReturnType<typeof connect>>((open) => {
+        const socket = connect(smallPort, "127.0.0.1", () => (socket.write(i % 2 ? "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " : ""), open(socket)));
+        socket.on("error", () => {});
+      })),
+    );
+    try {
+      await Bun.sleep(100);
+      const started = performance.now();
+      // Both slots are free: a socket without a whole request never reaches the handler that takes one.
+      const answers = await Promise.all([1, 2].map(() => fetch(`${small.data}/v1/chat/completions`, { method: "POST", body: JSON.stringify(CALLS.openai.body("default")) })));
+      expect(answers.map((r) => r.status)).toEqual([200, 200]);
+      expect((await fetch(`${small.data}/healthz`)).status).toBe(200);
+      expect(performance.now() - started).toBeLessThan(500);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+    }
   });
 });

@@ -9,6 +9,8 @@ import { join } from "node:path";
 import Anthropic from "@anthropic-ai/sdk";
 import { BedrockRuntimeClient, ConverseCommand, ConverseStreamCommand } from "@aws-sdk/client-bedrock-runtime";
 import OpenAI from "openai";
+import { SignatureV4 } from "@smithy/signature-v4";
+import { createHash, createHmac } from "node:crypto";
 import { fetchRequestHandler } from "../support/bedrock-client.ts";
 import { json, LISTEN_ANY, runGateway, startGateway, tempDir, type RunningGateway } from "../support/gateway.ts";
 
@@ -170,6 +172,49 @@ describe("inbound SigV4 with an issued AWS pair", () => {
     await converse(client);
     expect((await post(`/keys/${key.id}/revoke`, {})).status).toBe(200);
     await expect(converse(client)).rejects.toMatchObject({ name: "UnrecognizedClientException" });
+  });
+
+  test("a signed body sent chunked (no Content-Length) is verified and served; a deep one is a 400 at once", async () => {
+    const key = await mint({ issue_aws_credential: true });
+    // A SigV4 signer as a client that streams its body uses it: Content-Length is not among the signed headers.
+    const bytes = (data: string | ArrayBuffer | ArrayBufferView) => (typeof data === "string" ? Buffer.from(data) : ArrayBuffer.isView(data) ? Buffer.from(data.buffer, data.byteOffset, data.byteLength) : Buffer.from(data));
+    class Sha256 {
+      readonly hash;
+      constructor(secret?: string | ArrayBuffer | ArrayBufferView) {
+        this.hash = secret === undefined ? createHash("sha256") : createHmac("sha256", bytes(secret));
+      }
+      update(data: string | ArrayBuffer | ArrayBufferView) {
+        this.hash.update(bytes(data));
+      }
+      async digest() {
+        return new Uint8Array(this.hash.digest());
+      }
+    }
+    const signer = new SignatureV4({ service: "bedrock", region: "eu-west-3", sha256: Sha256, credentials: { accessKeyId: key.aws_access_key_id!, secretAccessKey: key.aws_secret_access_key! } });
+    const url = new URL(gw.data);
+    const send = async (path: string, body: string) => {
+      const signed = await signer.sign({ method: "POST", protocol: "http:", hostname: url.hostname, port: Number(url.port), path, headers: { host: url.host, "content-type": "application/json" }, body });
+      const encoded = new TextEncoder().encode(body);
+      const chunked = new ReadableStream<Uint8Array>({
+        start(controller) {
+          for (let at = 0; at < encoded.length; at += 4096) controller.enqueue(encoded.slice(at, at + 4096));
+          controller.close();
+        },
+      });
+      return fetch(`${gw.data}${path}`, { method: "POST", headers: signed.headers, body: chunked });
+    };
+    const hi = JSON.stringify({ messages: [{ role: "user", content: [{ text: "hi" }] }] });
+    const reply = await send("/model/chat/converse", hi);
+    expect(reply.status).toBe(200);
+    expect(((await reply.json()) as any).output.message.content[0].text).toBeTruthy();
+    const streamed = await send("/model/chat/converse-stream", hi);
+    expect({ status: streamed.status, type: streamed.headers.get("content-type") }).toEqual({ status: 200, type: "application/vnd.amazon.eventstream" });
+    await streamed.arrayBuffer();
+    const started = performance.now();
+    const deep = await send("/model/chat/converse", `{"messages":${"[".repeat(100_000)}${"]".repeat(100_000)}}`);
+    expect({ status: deep.status, type: deep.headers.get("x-amzn-errortype") }).toEqual({ status: 400, type: "ValidationException" });
+    expect(((await deep.json()) as any).message).toContain("deeper than 64 levels");
+    expect(performance.now() - started).toBeLessThan(500);
   });
 
   test("allowed_pools holds for SigV4 too: AccessDeniedException", async () => {

@@ -24,7 +24,7 @@ const FAULTS = {
   redirect: /upstream answered 307, a redirect the gateway does not follow/,
 } as const;
 type Fault = keyof typeof FAULTS;
-const SCENARIOS = [...Object.keys(FAULTS), "exact", "stream-json", "trickle"];
+const SCENARIOS = [...Object.keys(FAULTS), "exact", "stream-json", "trickle", "sse-event", "sse-bomb", "sse-late-event"];
 /** Faults a two-lane pool is shown to fail over from. */
 const FAILOVER: readonly Fault[] = ["html", "binary", "truncated", "truncated-large", "reset", "short", "huge"];
 
@@ -51,6 +51,7 @@ ${failover.join("\n")}
   stream-html: {provider: o-html, model: html}
   stream-o-redirect: {provider: o-redirect, model: redirect}
   stream-a-redirect: {provider: a-redirect, model: redirect}
+  relay-sse-event: {provider: o-sse-event, model: sse-event}
 pools:
 ${pools.join("\n")}
   t-o: {members: [{model: o-trickle}], failover: {timeout_secs: 2}}
@@ -164,6 +165,44 @@ describe("an enormous answer is cut at limits.max_upstream_response_bytes", () =
     expect(peakRssMiB()).toBeLessThan(32 + 150);
     // The gateway still serves.
     expect((await chat("fo-html")).status).toBe(200);
+  }, 20_000);
+});
+
+describe("a streamed event is bounded too", () => {
+  const messages = (model: string) =>
+    fetch(`${gw.data}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model, max_tokens: 16, stream: true, messages: [{ role: "user", content: "hello" }] }) });
+
+  test("one SSE event that never ends (300 MB) or a gzipped one (512 MiB) is a 502 at 16 MiB on a translated stream", async () => {
+    // Before the cap the parser held the whole event: 300 MB took RSS to ~790 MiB, a 1 GiB bomb to 1.4 GiB.
+    // After it the peak stays near 100-150 MiB (200-250 MiB at worst when the machine is busy); the bound
+    // is below what holding any one of these events would take.
+    for (const model of ["a-sse-event", "a-sse-bomb"]) {
+      const began = performance.now();
+      await expectFault(await chat(model, { stream: true }), /the upstream sent a stream event larger than 16777216 bytes/);
+      expect(performance.now() - began).toBeLessThan(5000);
+    }
+    for (const model of ["o-sse-event", "o-sse-bomb"]) {
+      const response = await messages(model);
+      const body = (await response.json()) as any;
+      expect({ status: response.status, type: body.type, message: body.error?.message }).toEqual({ status: 502, type: "error", message: expect.stringContaining("larger than 16777216 bytes") });
+    }
+    expect(peakRssMiB()).toBeLessThan(300);
+  }, 20_000);
+
+  test("once bytes went out, the stream ends with the protocol's in-stream error naming the cap", async () => {
+    const response = await chat("a-sse-late-event", { stream: true });
+    expect(response.status).toBe(200);
+    const text = await response.text();
+    expect(text).toStartWith('data: {"id":"msg_1"');
+    expect(text).toContain('data: {"error":{"message":"the upstream sent a stream event larger than 16777216 bytes"');
+    expect(await laneStats("a-sse-late-event")).toMatchObject({ err: 1 });
+  }, 10_000);
+
+  test("a same-protocol stream is relayed as it comes, in bounded memory", async () => {
+    let received = 0;
+    for await (const chunk of (await chat("relay-sse-event", { stream: true })).body!) received += chunk.byteLength;
+    expect(received).toBeGreaterThan(300 * 1000 * 1000);
+    expect(peakRssMiB()).toBeLessThan(300);
   }, 20_000);
 });
 

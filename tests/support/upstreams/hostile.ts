@@ -24,12 +24,20 @@ export const BOMB_INFLATED_BYTES = 512 * MIB;
 
 const json = "application/json";
 
-function huge(): ReadableStream<Uint8Array> {
+/** Sizes of the streamed faults: one SSE event of 300 MB that never ends, and 512 MiB of one event gzipped. */
+export const SSE_BOMB_INFLATED_BYTES = 512 * MIB;
+
+/** The start of an SSE event none of whose lines ever ends (a 1 MiB `a` at a time). */
+const SSE_EVENT_HEAD = 'event: message_start\ndata: {"type":"message_start","id":"chatcmpl-1","choices":[{"index":0,"delta":{"content":"';
+
+const LATE_EVENT_START = `event: message_start\ndata: ${JSON.stringify({ type: "message_start", message: { id: "msg_1", type: "message", role: "assistant", content: [], model: "late", stop_reason: null, stop_sequence: null, usage: { input_tokens: 3, output_tokens: 0 } } })}\n\n`;
+
+function huge(head = '{"id":"huge","text":"'): ReadableStream<Uint8Array> {
   const chunk = new Uint8Array(MIB).fill(0x61);
   let sent = 0;
   return new ReadableStream({
     start(controller) {
-      controller.enqueue(new TextEncoder().encode('{"id":"huge","text":"'));
+      controller.enqueue(new TextEncoder().encode(head));
     },
     pull(controller) {
       if (sent >= HUGE_BYTES) return controller.close();
@@ -67,6 +75,8 @@ const RAW_SCENARIOS = new Set(["reset", "short"]);
 export async function startHostileUpstream(): Promise<HostileUpstream> {
   const hits: Record<string, number> = {};
   let bomb: Uint8Array | undefined;
+  let sseBomb: Uint8Array | undefined;
+  const sse = "text/event-stream";
   const answers: Record<string, () => Response> = {
     html: () => new Response(`<!doctype html><html><body><h1>502 Bad Gateway</h1>${HOSTILE_MARK}</body></html>`, { headers: { "content-type": "text/html; charset=utf-8" } }),
     binary: () => new Response(Uint8Array.from({ length: 4096 }, (_, i) => (i * 37) & 0xff), { headers: { "content-type": "application/octet-stream" } }),
@@ -83,6 +93,13 @@ export async function startHostileUpstream(): Promise<HostileUpstream> {
     trickle: () => new Response(trickle(30), { headers: { "content-type": json } }),
     // A redirect elsewhere (`steal` counts whoever follows it): the provider's key must not go along.
     redirect: () => new Response(HOSTILE_MARK, { status: 307, headers: { location: `http://127.0.0.1:${server.port}/steal/v1/chat/completions`, "content-type": "text/plain" } }),
+    "sse-event": () => new Response(huge(SSE_EVENT_HEAD), { headers: { "content-type": sse } }),
+    // A real first event (Anthropic's message_start), then one that never ends: cut after bytes went out.
+    "sse-late-event": () => new Response(huge(`${LATE_EVENT_START}${SSE_EVENT_HEAD}`), { headers: { "content-type": sse } }),
+    "sse-bomb": () =>
+      new Response((sseBomb ??= Bun.gzipSync(Buffer.concat([Buffer.from(SSE_EVENT_HEAD), Buffer.alloc(SSE_BOMB_INFLATED_BYTES, 0x61)]))), {
+        headers: { "content-type": sse, "content-encoding": "gzip" },
+      }),
   };
   const server = Bun.serve({
     hostname: "127.0.0.1",
