@@ -5,7 +5,7 @@ import { answerSize, responseTextSize, withEstimate } from "../ir/estimate.ts";
 import { inputTotal, irError, mergeUsage, ZERO_USAGE, type IrUsage } from "../ir/index.ts";
 import type { ByteFilter, ProtocolAdapter } from "../protocols/types.ts";
 import type { AttemptResult, LaneTicket } from "../routing/failover.ts";
-import { utf8 } from "../transport/answer.ts";
+import { utf8, type AnswerRead } from "../transport/answer.ts";
 import { relayHeaders, type UpstreamOutcome } from "../transport/upstream.ts";
 import { streamTicket, type Exchange } from "./pipeline.ts";
 import { badAnswerFailure, contentTypeProblem, firstOf, markEstimate, noAnswerFailure, readWhole, sendUpstream } from "./upstream-call.ts";
@@ -66,12 +66,19 @@ export async function passThrough(exchange: Exchange, ticket: LaneTicket): Promi
  * it is the vendor's JSON: a JSON content type and a JSON object. Anything else (HTML from a proxy, binary,
  * a truncated body) is an upstream fault the pool may fail over from; its body is never quoted.
  */
-async function wholeAnswer(exchange: Exchange, ticket: LaneTicket, outcome: Answered, headers: Headers, record: (usage: IrUsage, estimated?: boolean) => void, requestSize: number): Promise<AttemptResult<Response>> {
-  const { ingress } = exchange;
+function wholeAnswer(exchange: Exchange, ticket: LaneTicket, outcome: Answered, headers: Headers, record: Recorder, requestSize: number): AttemptResult<Response> | Promise<AttemptResult<Response>> {
   const upstream = outcome.response;
   const wrongType = contentTypeProblem(upstream.headers);
-  if (wrongType) return badAnswerFailure(ingress, wrongType, upstream.body);
-  const read = await readWhole(exchange, ticket, outcome);
+  if (wrongType) return badAnswerFailure(exchange.ingress, wrongType, upstream.body);
+  // Usually the answer is already here and read without a promise (answer.ts); then so is this.
+  const read = readWhole(exchange, ticket, outcome);
+  return read instanceof Promise ? read.then((r) => judgeWhole(exchange, upstream, r, headers, record, requestSize)) : judgeWhole(exchange, upstream, read, headers, record, requestSize);
+}
+
+type Recorder = (usage: IrUsage, estimated?: boolean) => void;
+
+function judgeWhole(exchange: Exchange, upstream: Response, read: AnswerRead, headers: Headers, record: Recorder, requestSize: number): AttemptResult<Response> {
+  const { ingress } = exchange;
   if (!read.ok) return noAnswerFailure(ingress, read);
   const bytes = read.bytes;
   // Small answers are parsed whole (which also proves them JSON); larger ones are checked by one pass over

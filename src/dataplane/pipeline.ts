@@ -11,7 +11,7 @@ import type { Metering, RequestMeter } from "../governance/metering.ts";
 import type { InboundLimit, InboundSlot } from "./inbound-limit.ts";
 import { mockRespond, mockStream } from "../providers/mock.ts";
 import { modelNameProblem } from "./model-name.ts";
-import { parseBody, readBody, type Refusal } from "./request-body.ts";
+import { parseBody, parseBodyBytes, readBodyBytes, readBodyText, type Refusal } from "./request-body.ts";
 import type { IngressContext, ProtocolAdapter, WireProtocol } from "../protocols/types.ts";
 import { route as routeRequest, type AttemptResult, type LaneTicket, type RouteOptions, type Routed, type RoutingCounters } from "../routing/failover.ts";
 import type { Lane } from "../routing/lane.ts";
@@ -75,13 +75,19 @@ const UNAUTHENTICATED: Admission = { ok: false, error: irError("authentication",
 async function admit(deps: PipelineDeps, snapshot: Snapshot, ingress: ProtocolAdapter, request: Request): Promise<Admission> {
   const authorization = ingress.name === "bedrock" ? request.headers.get("authorization") : null;
   const signed = authorization !== null && authorization.startsWith(SIGV4_SCHEME);
-  const principal = signed ? undefined : deps.auth.authenticate(snapshot, { token: ingress.clientCredential(request) });
-  if (!signed && !principal) return UNAUTHENTICATED;
-  const read = await readBody(request, snapshot.limits.bodyReadTimeoutMs);
+  if (!signed) {
+    const principal = deps.auth.authenticate(snapshot, { token: ingress.clientCredential(request) });
+    if (!principal) return UNAUTHENTICATED;
+    const read = await readBodyText(request, snapshot.limits.bodyReadTimeoutMs);
+    if (!read.ok) return read;
+    const parsed = parseBody(read.value);
+    return parsed.ok ? { ok: true, principal, body: parsed.body } : parsed;
+  }
+  const read = await readBodyBytes(request, snapshot.limits.bodyReadTimeoutMs);
   if (!read.ok) return read;
-  const caller = principal ?? deps.auth.authenticate(snapshot, { token: undefined, signed: { method: request.method, url: request.url, headers: request.headers, body: read.bytes } });
+  const caller = deps.auth.authenticate(snapshot, { token: undefined, signed: { method: request.method, url: request.url, headers: request.headers, body: read.value } });
   if (!caller) return UNAUTHENTICATED;
-  const parsed = parseBody(read.bytes);
+  const parsed = parseBodyBytes(read.value);
   return parsed.ok ? { ok: true, principal: caller, body: parsed.body } : parsed;
 }
 

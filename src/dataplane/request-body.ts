@@ -2,7 +2,7 @@
 // then bounded in nesting before JSON.parse sees it. Each refusal is an IR error the caller's protocol
 // encodes.
 import { BodyReadTimeout, bodyReadTimeoutMessage, readWithin } from "../http/body-deadline.ts";
-import { jsonTooDeep, TOO_DEEP_MESSAGE } from "../http/json-depth.ts";
+import { jsonTextTooDeep, TOO_DEEP_MESSAGE } from "../http/json-depth.ts";
 import { BodyTooLargeError } from "../http/serve.ts";
 import { irError, type IrError } from "../ir/index.ts";
 
@@ -15,26 +15,32 @@ const unreadable = (error: unknown): Refusal => (error instanceof BodyTooLargeEr
 const asObject = (body: unknown): BodyRead => (typeof body === "object" && body !== null && !Array.isArray(body) ? { ok: true, body: body as Record<string, unknown> } : notAnObject());
 const decoder = new TextDecoder();
 
-type BytesRead = { ok: true; bytes: Uint8Array } | Refusal;
+type Read<T> = { ok: true; value: T } | Refusal;
 
-/** The body's bytes, or the caller error to answer with (over the size limit, or too slow). */
-export async function readBody(request: Request, timeoutMs: number): Promise<BytesRead> {
-  try {
-    return { ok: true, bytes: await readWithin(request, timeoutMs) };
-  } catch (error) {
-    if (error instanceof BodyReadTimeout) return { ok: false, error: irError("timeout", bodyReadTimeoutMessage(timeoutMs), { status: 408 }) };
-    return unreadable(error);
-  }
+const refusalOf = (timeoutMs: number) => (error: unknown): Refusal =>
+  error instanceof BodyReadTimeout ? { ok: false, error: irError("timeout", bodyReadTimeoutMessage(timeoutMs), { status: 408 }) } : unreadable(error);
+
+/** The body as text (decoded natively), or the caller error to answer with (over the size limit, or too slow). */
+export function readBodyText(request: Request, timeoutMs: number): Promise<Read<string>> {
+  return readWithin(request, timeoutMs, "text").then((value) => ({ ok: true, value }), refusalOf(timeoutMs));
 }
 
-/** The bytes as a JSON object, or the 400 to answer with; their nesting is bounded before JSON.parse sees them. */
-export function parseBody(bytes: Uint8Array): BodyRead {
-  if (jsonTooDeep(bytes)) return tooDeep;
+/** The body's bytes, for a body whose signature covers them (SigV4). */
+export function readBodyBytes(request: Request, timeoutMs: number): Promise<Read<Uint8Array>> {
+  return readWithin(request, timeoutMs).then((value) => ({ ok: true, value }), refusalOf(timeoutMs));
+}
+
+/** The text as a JSON object, or the 400 to answer with; its nesting is bounded before JSON.parse sees it. */
+export function parseBody(text: string): BodyRead {
+  if (jsonTextTooDeep(text)) return tooDeep;
   let parsed: unknown;
   try {
-    parsed = JSON.parse(decoder.decode(bytes));
+    parsed = JSON.parse(text);
   } catch {
     return notAnObject();
   }
   return asObject(parsed);
 }
+
+/** Signed bytes as a JSON object. */
+export const parseBodyBytes = (bytes: Uint8Array): BodyRead => parseBody(decoder.decode(bytes));

@@ -57,7 +57,9 @@ export async function translate(exchange: Exchange, request: IrRequest, ticket: 
   }
   const wrongType = contentTypeProblem(upstream.headers);
   if (wrongType) return badAnswerFailure(ingress, wrongType, upstream.body);
-  const read = await readWhole(exchange, ticket, outcome);
+  // Usually already here and read without a promise (answer.ts): then there is nothing to wait for.
+  const pending = readWhole(exchange, ticket, outcome);
+  const read = pending instanceof Promise ? await pending : pending;
   if (!read.ok) return noAnswerFailure(ingress, read);
   let wire: unknown;
   try {

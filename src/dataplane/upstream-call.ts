@@ -88,7 +88,7 @@ export function noAnswerFailure(ingress: ProtocolAdapter, outcome: UpstreamFault
 }
 
 /** An upstream answer read whole, within `limits.max_upstream_response_bytes` and the request's deadline. */
-export function readWhole(exchange: Exchange, ticket: LaneTicket, outcome: Extract<UpstreamOutcome, { ok: true }>): Promise<AnswerRead> {
+export function readWhole(exchange: Exchange, ticket: LaneTicket, outcome: Extract<UpstreamOutcome, { ok: true }>): AnswerRead | Promise<AnswerRead> {
   const { snapshot, deps, request } = exchange;
   return readAnswer(outcome.response, { maxBytes: snapshot.limits.maxUpstreamResponseBytes, deadline: ticket.deadline ?? Infinity, now: deps.now, clientSignal: request.signal }, outcome.encoded);
 }

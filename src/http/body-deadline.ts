@@ -36,12 +36,14 @@ function sweep(): void {
  * The whole body, or BodyReadTimeout once `timeoutMs` has passed (give or take one sweep). The read is
  * given up on the deadline; it fails later, when its connection closes, and that is already answered.
  */
-export function readWithin(request: Request, timeoutMs: number): Promise<Uint8Array> {
-  return new Promise<Uint8Array>((resolve, reject) => {
+export function readWithin(request: Request, timeoutMs: number): Promise<Uint8Array>;
+export function readWithin(request: Request, timeoutMs: number, as: "text"): Promise<string>;
+export function readWithin(request: Request, timeoutMs: number, as?: "text"): Promise<Uint8Array | string> {
+  return new Promise<Uint8Array | string>((resolve, reject) => {
     const read: PendingRead = { until: Date.now() + timeoutMs, reject };
     pending.add(read);
     sweeper ??= setInterval(sweep, SWEEP_MS);
-    request.bytes().then(
+    (as === "text" ? request.text() : request.bytes()).then(
       (bytes) => {
         pending.delete(read);
         resolve(bytes);

@@ -1,6 +1,6 @@
-// A bound on JSON nesting, checked on the raw bytes before any parse. Deeply nested input (10^5
+// A bound on JSON nesting, checked on the text before any parse. Deeply nested input (10^5
 // levels in 200 KB) made JSON.parse and the recursive walks after it block the event loop for
-// seconds and end in a stack overflow (a 500); one linear pass over the bytes refuses it first.
+// seconds and end in a stack overflow (a 500); one linear pass over the text refuses it first.
 
 /** Deepest nesting of objects and arrays a client body may have, on either plane. */
 export const MAX_JSON_DEPTH = 64;
@@ -13,37 +13,30 @@ const CLOSE_BRACE = 0x7d;
 const CLOSE_BRACKET = 0x5d;
 
 /**
- * True when the JSON text nests objects/arrays deeper than `max`. Brackets inside strings do not count.
- * Malformed text is not judged here (JSON.parse refuses it after); only its depth is.
+ * True when the JSON text nests objects/arrays deeper than `max`; brackets inside strings do not count.
+ * One pass over its UTF-16 code units (the brackets, quote and backslash are single units). Malformed
+ * text is not judged here (JSON.parse refuses it after); only its depth is.
  */
-export function jsonTooDeep(bytes: Uint8Array, max: number = MAX_JSON_DEPTH): boolean {
+export function jsonTextTooDeep(text: string, max: number = MAX_JSON_DEPTH): boolean {
+  // A text with fewer characters than the bound cannot exceed it.
+  if (text.length <= max) return false;
   let depth = 0;
-  const length = bytes.length;
+  const length = text.length;
   for (let i = 0; i < length; i++) {
-    const byte = bytes[i]!;
-    if (byte === QUOTE) {
-      // Skip the string: a backslash escapes the next byte, whatever it is.
+    const unit = text.charCodeAt(i);
+    if (unit === QUOTE) {
       for (i++; i < length; i++) {
-        const inner = bytes[i]!;
+        const inner = text.charCodeAt(i);
         if (inner === BACKSLASH) i++;
         else if (inner === QUOTE) break;
       }
-    } else if (byte === OPEN_BRACE || byte === OPEN_BRACKET) {
+    } else if (unit === OPEN_BRACE || unit === OPEN_BRACKET) {
       if (++depth > max) return true;
-    } else if (byte === CLOSE_BRACE || byte === CLOSE_BRACKET) {
+    } else if (unit === CLOSE_BRACE || unit === CLOSE_BRACKET) {
       depth--;
     }
   }
   return false;
-}
-
-const encoder = new TextEncoder();
-
-/** The same check on text already decoded (the admin plane reads bodies as text). */
-export function jsonTextTooDeep(text: string, max: number = MAX_JSON_DEPTH): boolean {
-  // Fast path: a text with fewer brackets than the bound cannot exceed it.
-  if (text.length <= max) return false;
-  return jsonTooDeep(encoder.encode(text), max);
 }
 
 /** The error message both planes answer with, naming the rule. */

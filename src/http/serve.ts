@@ -58,6 +58,9 @@ function limitChunkedBody(request: Request, limit: number): Request {
  * the client sent it).
  */
 function withRoutableUrl(request: Request, server: Server<undefined>, scheme: string): Request {
+  // The usual request names a host long enough (the URL is built from it): no URL string is made.
+  const host = request.headers.get("host");
+  if (host !== null && host.length >= (scheme === "https" ? 3 : 4) && host.charCodeAt(0) !== SLASH) return request;
   const url = request.url;
   const relative = url.charCodeAt(0) === SLASH;
   const slash = relative ? 0 : url.indexOf("/", 8);
