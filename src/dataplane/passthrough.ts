@@ -57,7 +57,8 @@ export async function passThrough(exchange: Exchange, ticket: LaneTicket): Promi
   const reader: ByteReader = upstream.body.getReader();
   const first = await firstOf(reader, ingress);
   if (!first.ok) return first.failure;
-  const tap = { adapter: ingress, record, ticket: streamTicket(exchange, ticket), filter, requestSize: upstreamBody.length };
+  // Usage is read only where it goes somewhere: a meter, or the debug log.
+  const tap = { adapter: ingress, record, ticket: streamTicket(exchange, ticket), filter, requestSize: upstreamBody.length, wanted: exchange.meter !== undefined || deps.logger.enabled("debug") };
   return { ok: true, value: new Response(tapUsage(first.value, reader, tap), { status: upstream.status, headers }), settlesLater: true };
 }
 
@@ -215,6 +216,8 @@ interface Tap {
   readonly filter: ByteFilter | undefined;
   /** Characters of the request sent upstream, for the input estimate. */
   readonly requestSize: number;
+  /** Whether anyone takes the usage (a meter, the debug log); if not, nothing is kept or parsed for it. */
+  readonly wanted: boolean;
 }
 
 /**
@@ -232,6 +235,7 @@ function tapUsage(first: Uint8Array, reader: ByteReader, tap: Tap): ReadableStre
   let totalBytes = 0;
   let last = first;
   const keep = (chunk: Uint8Array) => {
+    if (!tap.wanted) return;
     totalBytes += chunk.byteLength;
     if (headBytes < EDGE_BYTES) {
       head.push(chunk);
@@ -258,6 +262,10 @@ function tapUsage(first: Uint8Array, reader: ByteReader, tap: Tap): ReadableStre
    */
   const finish = (tell: () => void) => {
     if (settled) return;
+    if (!tap.wanted) {
+      settled = Promise.resolve();
+      return tell();
+    }
     settled = usageFromEdges(adapter, head, tail).then(({ usage, headText }) => {
       // What the upstream left at zero is estimated: the answer's size extrapolated from the head's share of text.
       const outputSize = headBytes >= totalBytes ? headText : Math.round((headText * totalBytes) / headBytes);
