@@ -6,6 +6,9 @@
 #
 #   npm run build && cp dist/gateway /tmp/a && (change, build) && bench/compare.sh 5 /tmp/a dist/gateway
 #
+# COMPARE_MODEL=claude sends the same OpenAI body to an Anthropic lane (translated; the floor relays it to
+# the upstream's OpenAI path as before), COMPARE_STREAM=1 asks for a stream.
+#
 # Needs taskset and wrk, like dataplane.ts; talks only to 127.0.0.1.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,19 +34,22 @@ admin_listen: 127.0.0.1:$((port + 1))
 store: {module: sqlite, settings: {path: $WORK/gw$i.db}}
 providers:
   up-openai: {protocol: openai, base_url: "http://127.0.0.1:$UP_PORT/v1", api_key: bench-key}
+  up-anthropic: {protocol: anthropic, base_url: "http://127.0.0.1:$UP_PORT", api_key: bench-key}
 models:
   gpt: {provider: up-openai, model: gpt-4o-mini}
+  claude: {provider: up-anthropic, model: claude-haiku-4-5}
 YAML
   cp "$bin" "$WORK/gw$i"
   taskset -c 1 "$WORK/gw$i" --config "$WORK/gw$i.yaml" > "$WORK/gw$i.log" 2>&1 &
   PIDS+=("$!"); PORTS+=($port); NAMES+=("$i:$(basename "$bin")")
 done
 sleep 1.5
-cat > "$WORK/post.lua" <<'LUA'
+STREAM_MEMBER=$([ -n "${COMPARE_STREAM:-}" ] && echo ',"stream":true' || true)
+cat > "$WORK/post.lua" <<LUA
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
 wrk.headers["Authorization"] = "Bearer bench-key"
-wrk.body = '{"model":"gpt","messages":[{"role":"system","content":"You are a concise assistant for an internal engineering help desk. Answer in two or three sentences and name the first thing to check."},{"role":"user","content":"Our build cache keeps missing after we bumped the compiler version last week. Nothing else changed in the repository. What is the most likely cause and what should we check first?"}],"temperature":0.2,"max_tokens":256}'
+wrk.body = '{"model":"${COMPARE_MODEL:-gpt}","messages":[{"role":"system","content":"You are a concise assistant for an internal engineering help desk. Answer in two or three sentences and name the first thing to check."},{"role":"user","content":"Our build cache keeps missing after we bumped the compiler version last week. Nothing else changed in the repository. What is the most likely cause and what should we check first?"}],"temperature":0.2,"max_tokens":256${STREAM_MEMBER}}'
 LUA
 HZ=$(getconf CLK_TCK)
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
