@@ -159,6 +159,8 @@ export function adminFetch(deps: AdminDeps): (request: Request, server?: Pick<Se
       });
     }
     const pathname = new URL(sent.url).pathname;
+    // A malformed escape (`/keys/%zz`) reached the handlers as the id `null` ("no key null").
+    if (!decodable(pathname)) return errorResponse("invalid_request", "the request path has a malformed percent-escape");
     const mutation = isMutation(sent.method, pathname.slice(ADMIN_PREFIX.length));
     if (mutation && principal.scope !== "full") {
       await attempted(sent.method, pathname, principal, "rejected");
@@ -183,5 +185,15 @@ export function adminFetch(deps: AdminDeps): (request: Request, server?: Pick<Se
   async function attempted(method: string, pathname: string, principal: AdminPrincipal, outcome: "applied" | "rejected"): Promise<void> {
     const { action, resource } = attemptedAction(method, pathname);
     await deps.audit?.record({ action, resource, outcome, principal: principal.id, credential: principal.credential });
+  }
+}
+
+function decodable(pathname: string): boolean {
+  if (!pathname.includes("%")) return true;
+  try {
+    decodeURIComponent(pathname);
+    return true;
+  } catch {
+    return false;
   }
 }

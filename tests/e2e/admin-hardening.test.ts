@@ -359,3 +359,14 @@ test("a restart-only admin_listen change waiting for the restart does not lock t
   expect((await admin("/info", { headers: { host: `localhost:${port}` } })).status).toBe(200);
   expect((await admin("/info", { headers: { host: "10.0.0.5:8081" } })).status).toBe(403);
 });
+
+describe("paths", () => {
+  test("a malformed percent-escape in an admin path is a 400 in the envelope, not a lookup of `null`", async () => {
+    for (const [method, path] of [["GET", "/keys/%zz"], ["POST", "/keys/%zz/revoke"], ["GET", "/groups/%E0%A4%A"], ["DELETE", "/groups/%"]] as const) {
+      const message = await envelope(await admin(path, { method }), 400, "invalid_request");
+      expect(message).toContain("percent-escape");
+    }
+    // A well-formed escape still reaches its route.
+    expect((await admin("/groups/%6Frg")).status).toBe(200);
+  });
+});
