@@ -172,7 +172,7 @@ async function replay(up: Upstream, record: RecordedRequest): Promise<string> {
 const normalised = (text: string) =>
   text
     .replace(/"(id|responseId|response_id|item_id|generation_id)":\s*"[^"]*"/g, '"$1":"X"')
-    .replace(/"(created|created_at|latencyMs)":\s*\d+/g, '"$1":0');
+    .replace(/"(created|created_at|completed_at|latencyMs)":\s*\d+/g, '"$1":0');
 
 // Short, and longer than the 8 KiB the gateway keeps of a stream's start and end for its usage.
 const LONG = "a long answer that outgrows the edges the gateway keeps of a stream ".repeat(400);
