@@ -25,6 +25,7 @@ import { auditScope } from "../governance/audit.ts";
 import type { Server } from "bun";
 import { BodyReadTimeout, bodyReadTimeoutMessage, readWithin } from "../http/body-deadline.ts";
 import { BodyTooLargeError, closeConnection } from "../http/serve.ts";
+import { malformedEscape } from "../http/paths.ts";
 
 export const ADMIN_PREFIX = "/api/v1/admin";
 const ADMIN_METHODS = "GET, POST, PUT, PATCH, DELETE, OPTIONS";
@@ -159,8 +160,7 @@ export function adminFetch(deps: AdminDeps): (request: Request, server?: Pick<Se
       });
     }
     const pathname = new URL(sent.url).pathname;
-    // A malformed escape (`/keys/%zz`) reached the handlers as the id `null` ("no key null").
-    if (!decodable(pathname)) return errorResponse("invalid_request", "the request path has a malformed percent-escape");
+    if (malformedEscape(pathname)) return errorResponse("invalid_request", "the request path has a malformed percent-escape");
     const mutation = isMutation(sent.method, pathname.slice(ADMIN_PREFIX.length));
     if (mutation && principal.scope !== "full") {
       await attempted(sent.method, pathname, principal, "rejected");
@@ -185,15 +185,5 @@ export function adminFetch(deps: AdminDeps): (request: Request, server?: Pick<Se
   async function attempted(method: string, pathname: string, principal: AdminPrincipal, outcome: "applied" | "rejected"): Promise<void> {
     const { action, resource } = attemptedAction(method, pathname);
     await deps.audit?.record({ action, resource, outcome, principal: principal.id, credential: principal.credential });
-  }
-}
-
-function decodable(pathname: string): boolean {
-  if (!pathname.includes("%")) return true;
-  try {
-    decodeURIComponent(pathname);
-    return true;
-  } catch {
-    return false;
   }
 }

@@ -2,11 +2,15 @@
 // POST /{provider}/{model}: any model name at a configured provider; POST /{model}: a model alias.
 import type { Snapshot } from "../config/snapshot.ts";
 import { controller } from "../http/elysia.ts";
+import { malformedEscape } from "../http/paths.ts";
 import { irError } from "../ir/index.ts";
 import { adapterFor } from "../protocols/registry.ts";
 import type { Lane } from "../routing/lane.ts";
 import { modelNameProblem } from "./model-name.ts";
 import { handleModelRequest, type PipelineDeps } from "./pipeline.ts";
+
+/** Only a URL holding a `%` is parsed for the check. */
+const malformedPath = (request: Request) => request.url.includes("%") && malformedEscape(new URL(request.url).pathname);
 
 function adHocLane(snapshot: Snapshot, providerName: string, model: string): Lane | undefined {
   const provider = snapshot.providers.get(providerName);
@@ -18,20 +22,6 @@ function adHocLane(snapshot: Snapshot, providerName: string, model: string): Lan
   return { name: `${providerName}/*`, provider, upstreamModel: model, contextWindow: null, maxConcurrent: null, maxRequests: null };
 }
 
-/**
- * A path with a malformed percent-escape (`%zz`, `%C0%AF`): the router cannot decode its segments and
- * hands on null, or picks the one-segment route for two (`/gem/x%zz` once reached it with a null alias
- * and answered 500). Only a path holding a `%` pays for the check.
- */
-function malformedPath(request: Request): boolean {
-  if (!request.url.includes("%")) return false;
-  try {
-    decodeURIComponent(new URL(request.url).pathname);
-    return false;
-  } catch {
-    return true;
-  }
-}
 
 export function directRoutes(deps: PipelineDeps) {
   const openai = adapterFor("openai")!;
