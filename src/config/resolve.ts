@@ -1,6 +1,6 @@
 // Validated tree -> Snapshot: defaults filled, secrets read, TLS files read and parsed, lanes and pools
 // built. Everything here runs at load, so the request path only follows references.
-import { accessSync, constants, readFileSync } from "node:fs";
+import { accessSync, constants, readFileSync, statSync } from "node:fs";
 import { dirname, resolve as resolvePath } from "node:path";
 import { X509Certificate, createPrivateKey } from "node:crypto";
 import { Value } from "@sinclair/typebox/value";
@@ -26,6 +26,9 @@ const HEALTH_DEFAULTS: HealthSettings = { mode: "none", interval_secs: 30, timeo
 const BREAKER_DEFAULTS: BreakerSettings = { error_rate: 0.5, window_secs: 60, min_requests: 5, consecutive_n: 3, base_cooldown_secs: 15, max_cooldown_secs: 120 };
 const FAILOVER_DEFAULTS: FailoverSettings = { max_hops: 3, timeout_secs: 120 };
 
+/** The largest secret or PEM file a config may reference. */
+export const MAX_REFERENCED_FILE_BYTES = 1024 * 1024;
+
 class Collector {
   readonly errors: string[] = [];
   readonly warnings: string[] = [];
@@ -36,11 +39,21 @@ class Collector {
 
   readFile(path: string, at: string, what: string): string | undefined {
     try {
+      // Looked at before it is opened: a device or a pipe (/dev/zero, /dev/stdin) would never end or
+      // never answer, and a secret or certificate is never larger than MAX_REFERENCED_FILE_BYTES.
+      const stat = statSync(path);
+      if (!stat.isFile()) return this.refuseFile(at, what, path, "not a regular file");
+      if (stat.size > MAX_REFERENCED_FILE_BYTES) return this.refuseFile(at, what, path, `larger than ${MAX_REFERENCED_FILE_BYTES} bytes`);
       return readFileSync(path, "utf8");
     } catch (error) {
       this.errors.push(`${at}: cannot read ${what} ${path} (${(error as NodeJS.ErrnoException).code ?? "error"})`);
       return undefined;
     }
+  }
+
+  private refuseFile(at: string, what: string, path: string, why: string): undefined {
+    this.errors.push(`${at}: cannot read ${what} ${path} (${why})`);
+    return undefined;
   }
 
   /** A required secret: an unset variable or unreadable file is an error. */

@@ -63,3 +63,22 @@ test("gateway --check refuses the same numbers in a file, naming the path", asyn
   expect(out).toContain("limits.shutdown_drain_secs");
   expect(out).toContain("rate_card.mock-1.input");
 });
+
+test("a referenced secret file that is a device, a pipe or too large is refused at once, naming the path", async () => {
+  const dir = tempDir();
+  const big = join(dir, "big.key");
+  writeFileSync(big, "k".repeat(1024 * 1024 + 1));
+  for (const file of ["/dev/zero", "/dev/stdin", big]) {
+    const config = { providers: { local: { protocol: "mock" }, up: { protocol: "openai", base_url: "http://127.0.0.1:9/v1", api_key: { file } } }, models: { "mock-1": { provider: "local" } }, pools: { chat: { members: [{ model: "mock-1" }] } } };
+    const started = performance.now();
+    const answer = await fetch(`${gw.admin}/config/apply`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ config }) });
+    expect(performance.now() - started).toBeLessThan(2000);
+    expect(answer.status).toBe(400);
+    const message = ((await json(answer)) as { error: { message: string } }).error.message;
+    expect(message).toContain("providers.up.api_key");
+    expect(message).toMatch(file === big ? /larger than 1048576 bytes/ : /not a regular file/);
+  }
+  // Nothing was applied: the pool still serves from the mock.
+  const served = await fetch(`${gw.data}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "chat", messages: [{ role: "user", content: "hi" }] }) });
+  expect(served.status).toBe(200);
+});
