@@ -7,7 +7,8 @@ import { irError } from "../ir/index.ts";
 import { adapterFor } from "../protocols/registry.ts";
 import type { Lane } from "../routing/lane.ts";
 import { modelNameProblem } from "./model-name.ts";
-import { handleModelRequest, type PipelineDeps } from "./pipeline.ts";
+import type { PipelineDeps } from "./exchange.ts";
+import { handleModelRequest } from "./pipeline.ts";
 
 /** Only a URL holding a `%` is parsed for the check. */
 const malformedPath = (request: Request) => request.url.includes("%") && malformedEscape(new URL(request.url).pathname);

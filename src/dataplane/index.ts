@@ -7,7 +7,7 @@ import { healthRoutes } from "./health.ts";
 import { metricsRoutes } from "./metrics.ts";
 import { statsRoutes } from "./stats.ts";
 import { modelsRoutes } from "./models.ts";
-import type { PipelineDeps } from "./pipeline.ts";
+import type { PipelineDeps } from "./exchange.ts";
 import { irError } from "../ir/index.ts";
 import { closeConnection, defaultTooLarge, tooLargeMessage } from "../http/serve.ts";
 import { ingressFor, methodNotAllowed, protocolHandlers, protocolRoutes } from "./routes.ts";

@@ -7,7 +7,7 @@ import type { ByteFilter, ProtocolAdapter } from "../protocols/types.ts";
 import type { AttemptResult, LaneTicket } from "../routing/failover.ts";
 import { utf8, type AnswerRead } from "../transport/answer.ts";
 import { relayHeaders, type UpstreamOutcome } from "../transport/upstream.ts";
-import { streamTicket, type Exchange } from "./pipeline.ts";
+import { streamTicket, type Exchange } from "./exchange.ts";
 import { badAnswerFailure, contentTypeProblem, firstOf, markEstimate, noAnswerFailure, readWhole, sendUpstream } from "./upstream-call.ts";
 
 /** Client headers a vendor's SDK sends that change the upstream's behaviour, forwarded as they are. */

@@ -2,14 +2,13 @@
 // the routing engine try its lanes (routing/failover.ts). Each attempt takes one of three paths: the
 // in-process mock (through the IR), same protocol (bytes pass through), or another protocol (through
 // the IR). Errors answer in the ingress protocol's own shape.
-import type { IngressAuth, IngressPrincipal } from "../auth/ingress-chain.ts";
-import { poolFor, type ConfigHolder, type Snapshot } from "../config/snapshot.ts";
+import type { IngressPrincipal } from "../auth/ingress-chain.ts";
+import { poolFor, type Snapshot } from "../config/snapshot.ts";
 import { closeConnection } from "../http/serve.ts";
-import { irError, mergeUsage, ZERO_USAGE, type IrError, type IrRequest, type IrStreamPart } from "../ir/index.ts";
+import { irError, type IrError, type IrRequest } from "../ir/index.ts";
 import { MAX_TOKENS_LIMIT, maxTokensValid } from "../ir/request.ts";
-import type { Metering, RequestMeter } from "../governance/metering.ts";
-import type { InboundLimit, InboundSlot } from "./inbound-limit.ts";
-import { mockRespond, mockStream } from "../providers/mock.ts";
+import type { RequestMeter } from "../governance/metering.ts";
+import type { InboundSlot } from "./inbound-limit.ts";
 import { modelNameProblem } from "./model-name.ts";
 import { parseBody, parseBodyBytes, readBodyBytes, readBodyText, type Refusal } from "./request-body.ts";
 import type { IngressContext, ProtocolAdapter, WireProtocol } from "../protocols/types.ts";
@@ -17,46 +16,12 @@ import { route as routeRequest, type AttemptResult, type LaneTicket, type RouteO
 import type { Lane } from "../routing/lane.ts";
 import type { Pool } from "../routing/pool.ts";
 import { LANE_DEFAULT_CELL, type RoutingState } from "../routing/state.ts";
-import type { Logger } from "../telemetry/logger.ts";
 import type { DataPlaneMetrics } from "../telemetry/metrics.ts";
-import { isUpstreamTimeout, type UpstreamFetch } from "../transport/upstream.ts";
+import { isUpstreamTimeout } from "../transport/upstream.ts";
+import type { Exchange, PipelineDeps } from "./exchange.ts";
+import { answerFromMock } from "./mock-path.ts";
 import { passThrough } from "./passthrough.ts";
 import { translate } from "./translate.ts";
-
-export interface PipelineDeps {
-  readonly holder: ConfigHolder;
-  readonly logger: Logger;
-  readonly now: () => number;
-  readonly metrics: DataPlaneMetrics;
-  /** Breakers and lane counters, shared by every request and kept across config swaps. */
-  readonly routing: RoutingState;
-  /** The ingress auth chain's modules and their services (key registry, decision cache). */
-  readonly auth: IngressAuth;
-  /** Injected so tests of the pipeline can see upstream calls; the binary uses fetch. */
-  readonly fetch?: UpstreamFetch;
-  /** Group limits and the ledger (governance); absent = nothing is limited or metered. */
-  readonly metering?: Metering;
-  /** `limits.max_inbound_concurrent`; absent = no global cap (pipelines built by tests). */
-  readonly inbound?: InboundLimit;
-}
-
-/** What every path needs about the request being served. */
-export interface Exchange {
-  readonly deps: PipelineDeps;
-  readonly snapshot: Snapshot;
-  readonly ingress: ProtocolAdapter;
-  readonly request: Request;
-  readonly body: Record<string, unknown>;
-  readonly context: IngressContext;
-  readonly lane: Lane;
-  /** The model the client named (pool or alias). */
-  readonly model: string;
-  readonly warn: (warning: string) => void;
-  /** The request's hold on its group limits and its ledger rows; absent when it is not metered. */
-  readonly meter?: RequestMeter;
-  /** The request's slot under max_inbound_concurrent; absent when there is no cap. */
-  readonly slot?: InboundSlot;
-}
 
 export interface ModelRoute {
   readonly context?: IngressContext;
@@ -272,76 +237,4 @@ function routingCounters(metrics: DataPlaneMetrics): RoutingCounters {
     countersByMetrics.set(metrics, counters);
   }
   return counters;
-}
-
-async function answerFromMock(exchange: Exchange, request: IrRequest, ticket: LaneTicket): Promise<AttemptResult<Response>> {
-  const { ingress, lane, deps, warn, meter } = exchange;
-  if (request.stream) {
-    const parts = mockStream(lane, request, deps.now);
-    const bytes = (meter ? parts.pipeThrough(usageTap(meter, lane.name)) : parts).pipeThrough(ingress.createStreamEncoder(request, warn));
-    return { ok: true, value: new Response(settleWhenRead(bytes, streamTicket(exchange, ticket)), { headers: ingress.streamHeaders }), settlesLater: true };
-  }
-  const response = await mockRespond(lane, request, deps.now);
-  meter?.usage(response.usage, lane.name);
-  return { ok: true, value: Response.json(ingress.encodeResponse(response, warn)) };
-}
-
-/** The usage parts of an IR stream, told to the meter as they pass. */
-function usageTap(meter: RequestMeter, model: string): TransformStream<IrStreamPart, IrStreamPart> {
-  let usage = ZERO_USAGE;
-  let told = false;
-  // At the end, or when the client leaves: what it was sent still counts.
-  const tell = () => {
-    if (told) return;
-    told = true;
-    meter.usage(usage, model);
-  };
-  // `cancel` is in the Streams standard and in Bun, not yet in TypeScript's Transformer type.
-  const transformer: Transformer<IrStreamPart, IrStreamPart> & { cancel: () => void } = {
-    transform(part, controller) {
-      if (part.type === "usage") usage = mergeUsage(usage, part.usage);
-      controller.enqueue(part);
-    },
-    flush: tell,
-    cancel: tell,
-  };
-  return new TransformStream(transformer);
-}
-
-/**
- * A streamed answer's ticket that also ends the request's meter and its inbound slot when the stream
- * settles: at its end, when it breaks, or when the client leaves mid-stream (concurrency is freed in each case).
- */
-export function streamTicket(exchange: Exchange, ticket: LaneTicket): LaneTicket {
-  const { meter, slot } = exchange;
-  if (!meter && !slot) return ticket;
-  meter?.deferEnd();
-  slot?.deferEnd();
-  const end = () => {
-    meter?.end();
-    slot?.end();
-  };
-  return {
-    ok: () => (ticket.ok(), end()),
-    broke: (error) => (ticket.broke(error), end()),
-    released: () => (ticket.released(), end()),
-  };
-}
-
-/** Settles a stream's ticket when the client has read it to the end (or left). */
-function settleWhenRead(bytes: ReadableStream<Uint8Array>, ticket: LaneTicket): ReadableStream<Uint8Array> {
-  const reader = bytes.getReader();
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const { done, value } = await reader.read();
-      if (done) {
-        ticket.ok();
-        controller.close();
-      } else controller.enqueue(value);
-    },
-    cancel(reason) {
-      ticket.released();
-      return reader.cancel(reason);
-    },
-  });
 }

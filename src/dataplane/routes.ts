@@ -6,7 +6,8 @@ import { controller } from "../http/elysia.ts";
 import { irError } from "../ir/index.ts";
 import { adapterFor } from "../protocols/registry.ts";
 import type { IngressContext, ProtocolAdapter, WireProtocol } from "../protocols/types.ts";
-import { handleModelRequest, type PipelineDeps } from "./pipeline.ts";
+import type { PipelineDeps } from "./exchange.ts";
+import { handleModelRequest } from "./pipeline.ts";
 
 type Params = Readonly<Record<string, string>>;
 

@@ -8,7 +8,7 @@ import type { ProtocolAdapter, StreamWriter } from "../protocols/types.ts";
 import type { AttemptResult, LaneTicket } from "../routing/failover.ts";
 import { utf8 } from "../transport/answer.ts";
 import { SseEventTooLarge } from "../transport/sse.ts";
-import { streamTicket, type Exchange } from "./pipeline.ts";
+import { streamTicket, type Exchange } from "./exchange.ts";
 import { badAnswerFailure, contentTypeProblem, firstOf, markEstimate, noAnswerFailure, readWhole, sendUpstream } from "./upstream-call.ts";
 
 export async function translate(exchange: Exchange, request: IrRequest, ticket: LaneTicket): Promise<AttemptResult<Response>> {

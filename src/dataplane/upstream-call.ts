@@ -10,7 +10,7 @@ import type { Snapshot } from "../config/snapshot.ts";
 import { readAnswer, type AnswerRead } from "../transport/answer.ts";
 import { SseEventTooLarge } from "../transport/sse.ts";
 import { callUpstream, isUpstreamTimeout, sessionFor, upstreamUrl, type UpstreamFault, type UpstreamFetch, type UpstreamOutcome } from "../transport/upstream.ts";
-import type { Exchange } from "./pipeline.ts";
+import type { Exchange } from "./exchange.ts";
 
 export interface UpstreamRequest {
   readonly path: string;
