@@ -2,13 +2,15 @@
 // bytes come back unchanged, so members the IR does not model survive both ways. Usage is still read
 // (non-stream) or tapped from the stream on the side, for metering.
 import { answerSize, responseTextSize, withEstimate } from "../ir/estimate.ts";
-import { inputTotal, irError, mergeUsage, ZERO_USAGE, type IrUsage } from "../ir/index.ts";
+import { inputTotal, irError, mergeUsage, ZERO_USAGE, type IrError, type IrUsage } from "../ir/index.ts";
+import { pushBody, type PushOut } from "../http/push-stream.ts";
 import type { ByteFilter, ProtocolAdapter } from "../protocols/types.ts";
 import type { AttemptResult, LaneTicket } from "../routing/failover.ts";
 import { utf8, type AnswerRead } from "../transport/answer.ts";
-import { relayHeaders, type UpstreamOutcome } from "../transport/upstream.ts";
+import type { BodySink, UpstreamBody } from "../transport/body.ts";
+import { relayHeaders, type UpstreamAnswer, type UpstreamOutcome } from "../transport/upstream.ts";
 import { streamTicket, type Exchange } from "./exchange.ts";
-import { badAnswerFailure, contentTypeProblem, firstOf, markEstimate, noAnswerFailure, readWhole, sendUpstream } from "./upstream-call.ts";
+import { badAnswerFailure, contentTypeProblem, firstPiece, markEstimate, noAnswerFailure, readWhole, sendUpstream } from "./upstream-call.ts";
 
 /** Client headers a vendor's SDK sends that change the upstream's behaviour, forwarded as they are. */
 const FORWARDED_HEADERS: Partial<Record<string, readonly string[]>> = {
@@ -33,7 +35,7 @@ export async function passThrough(exchange: Exchange, ticket: LaneTicket): Promi
   const upstreamBody = JSON.stringify(rewritten);
   const outcome = await sendUpstream(exchange, ingress, { path: ingress.upstreamPath(lane.upstreamModel, stream), body: upstreamBody, whole: !stream, headers: forwarded(ingress, request) });
   if (!outcome.ok) return noAnswerFailure(ingress, outcome);
-  const upstream = outcome.response;
+  const upstream = outcome.answer;
   const headers = relayHeaders(upstream.headers);
   const record = (usage: IrUsage, estimated = false) => {
     if (estimated && exchange.meter) markEstimate(exchange, usage);
@@ -50,16 +52,15 @@ export async function passThrough(exchange: Exchange, ticket: LaneTicket): Promi
   // Streams are SSE, AWS event-stream frames (Bedrock) or a streamed JSON array (Gemini without alt=sse):
   // what the request asked for decides, and the upstream's content type must be that stream's.
   if (!stream) return wholeAnswer(exchange, ticket, outcome, headers, record, upstreamBody.length);
-  if (!upstream.body) return badAnswerFailure(ingress, "upstream sent an empty stream");
   const wrongType = contentTypeProblem(upstream.headers, ingress.streamHeaders["content-type"]);
   if (wrongType) return badAnswerFailure(ingress, wrongType, upstream.body);
   // Nothing reaches the client before the upstream's first bytes: until then the request may fail over.
-  const reader: ByteReader = upstream.body.getReader();
-  const first = await firstOf(reader, ingress);
+  const first = await firstPiece(upstream.body, ingress);
   if (!first.ok) return first.failure;
   // Usage is read only where it goes somewhere: a meter, or the debug log.
   const tap = { adapter: ingress, record, ticket: streamTicket(exchange, ticket), filter, requestSize: upstreamBody.length, wanted: exchange.meter !== undefined || deps.logger.enabled("debug") };
-  return { ok: true, value: new Response(tapUsage(first.value, reader, tap), { status: upstream.status, headers }), settlesLater: true };
+  const relay = new StreamRelay(upstream.body, first.value, tap);
+  return { ok: true, value: new Response(pushBody(relay.start, relay.cancel), { status: upstream.status, headers }), settlesLater: true };
 }
 
 /**
@@ -68,7 +69,7 @@ export async function passThrough(exchange: Exchange, ticket: LaneTicket): Promi
  * a truncated body) is an upstream fault the pool may fail over from; its body is never quoted.
  */
 function wholeAnswer(exchange: Exchange, ticket: LaneTicket, outcome: Answered, headers: Headers, record: Recorder, requestSize: number): AttemptResult<Response> | Promise<AttemptResult<Response>> {
-  const upstream = outcome.response;
+  const upstream = outcome.answer;
   const wrongType = contentTypeProblem(upstream.headers);
   if (wrongType) return badAnswerFailure(exchange.ingress, wrongType, upstream.body);
   // Usually the answer is already here and read without a promise (answer.ts); then so is this.
@@ -78,7 +79,7 @@ function wholeAnswer(exchange: Exchange, ticket: LaneTicket, outcome: Answered, 
 
 type Recorder = (usage: IrUsage, estimated?: boolean) => void;
 
-function judgeWhole(exchange: Exchange, upstream: Response, read: AnswerRead, headers: Headers, record: Recorder, requestSize: number): AttemptResult<Response> {
+function judgeWhole(exchange: Exchange, upstream: UpstreamAnswer, read: AnswerRead, headers: Headers, record: Recorder, requestSize: number): AttemptResult<Response> {
   const { ingress } = exchange;
   if (!read.ok) return noAnswerFailure(ingress, read);
   const bytes = read.bytes;
@@ -202,8 +203,6 @@ function objectAfterColon(text: string, from: number): number {
   return text.charCodeAt(i) === OPEN ? i : -1;
 }
 
-type ByteReader = Pick<ReadableStreamDefaultReader<Uint8Array>, "read" | "cancel">;
-
 /** How much of a stream's start and end is kept for reading usage (it sits in the first and last events). */
 const EDGE_BYTES = 8192;
 
@@ -221,97 +220,115 @@ interface Tap {
 }
 
 /**
- * Relays the bytes untouched (or through the tap's filter), keeping only the stream's first and last
- * EDGE_BYTES; at the end those are decoded once for usage (Anthropic reports input in message_start and
- * output in message_delta; OpenAI in the last chunk). Decoding every chunk as it passed cost more than
- * the whole relay. The edges are the upstream's own bytes, so a usage chunk the filter cut still counts.
+ * Relays the bytes untouched (or through the tap's filter) as the upstream client hands them over, straight
+ * into the client's response: no stream object, reader or promise per piece. Only the stream's first and
+ * last EDGE_BYTES are kept; at the end those are decoded once for usage (Anthropic reports input in
+ * message_start and output in message_delta; OpenAI in the last chunk). Decoding every chunk as it passed
+ * cost more than the whole relay. The edges are the upstream's own bytes, so a usage chunk the filter cut
+ * still counts.
  */
-function tapUsage(first: Uint8Array, reader: ByteReader, tap: Tap): ReadableStream<Uint8Array> {
-  const { adapter, ticket, filter } = tap;
-  const head: Uint8Array[] = [];
-  let headBytes = 0;
-  let tail: Uint8Array[] = [];
-  let tailBytes = 0;
-  let totalBytes = 0;
-  let last = first;
-  const keep = (chunk: Uint8Array) => {
-    if (!tap.wanted) return;
-    totalBytes += chunk.byteLength;
-    if (headBytes < EDGE_BYTES) {
-      head.push(chunk);
-      headBytes += chunk.byteLength;
+class StreamRelay implements BodySink {
+  private out: PushOut | undefined;
+  private readonly head: Uint8Array[] = [];
+  private headBytes = 0;
+  private tail: Uint8Array[] = [];
+  private tailBytes = 0;
+  private totalBytes = 0;
+  /** The last bytes that went out: whether a break fell between events. */
+  private last: Uint8Array;
+  private settled = false;
+
+  constructor(
+    private readonly body: UpstreamBody,
+    first: Uint8Array,
+    private readonly tap: Tap,
+  ) {
+    this.last = first;
+  }
+
+  /** The client started reading: the first piece, then every later one as it comes. */
+  readonly start = (out: PushOut): void => {
+    this.out = out;
+    this.chunk(this.last);
+    this.body.pipe(this);
+  };
+
+  /** The client left (agents hang up once they have the final event): what it was sent still counts. */
+  readonly cancel = (): void => {
+    this.body.cancel();
+    this.finish(RELEASED);
+  };
+
+  private readonly resume = (): void => this.body.resume();
+
+  chunk(bytes: Uint8Array): void {
+    if (this.tap.wanted) this.keep(bytes);
+    const sent = this.tap.filter ? this.tap.filter.push(bytes) : bytes;
+    if (sent.byteLength === 0) return;
+    this.last = sent;
+    if (!this.out!.write(sent)) {
+      // The client reads slower than the upstream writes: stop reading the upstream until it drains.
+      this.body.pause();
+      this.out!.onDrain(this.resume);
+    }
+  }
+
+  end(): void {
+    const rest = this.tap.filter?.flush();
+    if (rest && rest.byteLength > 0) this.out!.write(rest);
+    this.finish(ENDED);
+    this.out!.end();
+  }
+
+  fail(error: Error): void {
+    const broke = irError("api_error", "the upstream stream broke off", { status: 502, failure: "transient" });
+    // What was served before the break still counts.
+    this.finish(broke);
+    // The protocol's own in-stream error when the cut fell between events; else the connection resets.
+    const ending = this.tap.adapter.streamBreak?.(broke, this.last);
+    if (!ending) return this.out!.abort(error);
+    this.out!.write(ending);
+    this.out!.end();
+  }
+
+  private keep(chunk: Uint8Array): void {
+    this.totalBytes += chunk.byteLength;
+    if (this.headBytes < EDGE_BYTES) {
+      this.head.push(chunk);
+      this.headBytes += chunk.byteLength;
       return;
     }
+    const tail = this.tail;
     tail.push(chunk);
-    tailBytes += chunk.byteLength;
-    while (tail.length > 1 && tailBytes - tail[0]!.byteLength >= EDGE_BYTES) tailBytes -= tail.shift()!.byteLength;
-  };
-  /** Whether anything went out (a filter may hold a chunk back whole). */
-  const relay = (controller: ReadableStreamDefaultController<Uint8Array>, chunk: Uint8Array): boolean => {
-    keep(chunk);
-    const out = filter ? filter.push(chunk) : chunk;
-    if (out.byteLength === 0) return false;
-    last = out;
-    controller.enqueue(out);
-    return true;
-  };
-  let settled: Promise<void> | undefined;
+    this.tailBytes += chunk.byteLength;
+    while (tail.length > 1 && this.tailBytes - tail[0]!.byteLength >= EDGE_BYTES) this.tailBytes -= tail.shift()!.byteLength;
+  }
+
   /**
    * Reads the usage and charges it; the ticket is told only then, as it frees the request's reservation:
    * freed before the charge, the tokens would be in neither, and requests admitted meanwhile overshoot a cap.
    */
-  const finish = (tell: () => void) => {
-    if (settled) return;
-    if (!tap.wanted) {
-      settled = Promise.resolve();
-      return tell();
-    }
-    settled = usageFromEdges(adapter, head, tail).then(({ usage, headText }) => {
+  private finish(how: typeof ENDED | typeof RELEASED | IrError): void {
+    if (this.settled) return;
+    this.settled = true;
+    const { ticket } = this.tap;
+    const tell = how === ENDED ? () => ticket.ok() : how === RELEASED ? () => ticket.released() : () => ticket.broke(how);
+    if (!this.tap.wanted) return tell();
+    const { head, tail, headBytes, totalBytes, tap } = this;
+    this.tail = [];
+    const charged = usageFromEdges(tap.adapter, head, tail).then(({ usage, headText }) => {
       // What the upstream left at zero is estimated: the answer's size extrapolated from the head's share of text.
       const outputSize = headBytes >= totalBytes ? headText : Math.round((headText * totalBytes) / headBytes);
       const estimate = withEstimate(usage, tap.requestSize, outputSize);
       tap.record(estimate.usage, estimate.estimated);
     }, () => {});
     // Told however the charge went: a slot must never stay held.
-    void settled.then(tell, tell);
-    tail = [];
-  };
-  return new ReadableStream<Uint8Array>({
-    start(controller) {
-      relay(controller, first);
-    },
-    async pull(controller) {
-      try {
-        // A pull that enqueues nothing is not called again: read on until something goes out.
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) {
-            const rest = filter?.flush();
-            if (rest && rest.byteLength > 0) controller.enqueue(rest);
-            finish(() => ticket.ok());
-            controller.close();
-            return;
-          }
-          if (relay(controller, value)) return;
-        }
-      } catch (error) {
-        const broke = irError("api_error", "the upstream stream broke off", { status: 502, failure: "transient" });
-        // What was served before the break still counts.
-        finish(() => ticket.broke(broke));
-        // The protocol's own in-stream error when the cut fell between events; else the connection resets.
-        const ending = adapter.streamBreak?.(broke, last);
-        if (!ending) return controller.error(error);
-        controller.enqueue(ending);
-        controller.close();
-      }
-    },
-    cancel(reason) {
-      // The client left (agents hang up once they have the final event): what it was sent still counts.
-      finish(() => ticket.released());
-      return reader.cancel(reason);
-    },
-  });
+    void charged.then(tell, tell);
+  }
 }
+
+const ENDED = Symbol("ended");
+const RELEASED = Symbol("released");
 
 /**
  * Usage from the kept edges: one pass when they join up, else head and tail apart. The tail may start

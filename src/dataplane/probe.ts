@@ -20,7 +20,7 @@ export function laneProbe(holder: ConfigHolder, fetchImpl?: UpstreamFetch): Lane
     const outcome = await callProvider(snapshot, lane.provider, upstream, ownKeyHeaders(egress, lane.provider), signal, true, fetchImpl);
     if (!outcome.ok) return false;
     // Read (and so free the connection) within the same cap as any answer read whole.
-    const read = await readAnswer(outcome.response, { maxBytes: snapshot.limits.maxUpstreamResponseBytes, deadline: Infinity, now: Date.now, clientSignal: signal }, outcome.encoded);
-    return read.ok && outcome.response.ok;
+    const read = await readAnswer(outcome.answer, { maxBytes: snapshot.limits.maxUpstreamResponseBytes, deadline: Infinity, now: Date.now, clientSignal: signal });
+    return read.ok && outcome.answer.ok;
   };
 }

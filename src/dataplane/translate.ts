@@ -7,6 +7,7 @@ import { renameTools, restoreContent, restorePart, type ToolRenaming } from "../
 import type { ProtocolAdapter, StreamWriter } from "../protocols/types.ts";
 import type { AttemptResult, LaneTicket } from "../routing/failover.ts";
 import { utf8 } from "../transport/answer.ts";
+import type { UpstreamBody } from "../transport/body.ts";
 import { SseEventTooLarge } from "../transport/sse.ts";
 import { streamTicket, type Exchange } from "./exchange.ts";
 import { badAnswerFailure, contentTypeProblem, firstOf, markEstimate, noAnswerFailure, readWhole, sendUpstream } from "./upstream-call.ts";
@@ -23,7 +24,7 @@ export async function translate(exchange: Exchange, request: IrRequest, ticket: 
   encoded.warnings.forEach(warn);
   const outcome = await sendUpstream(exchange, egress, { path: encoded.path, body: JSON.stringify(encoded.body), whole: !request.stream });
   if (!outcome.ok) return noAnswerFailure(ingress, outcome);
-  const upstream = outcome.response;
+  const upstream = outcome.answer;
   if (!upstream.ok) {
     const read = await readWhole(exchange, ticket, outcome);
     if (!read.ok) return noAnswerFailure(ingress, read);
@@ -32,12 +33,11 @@ export async function translate(exchange: Exchange, request: IrRequest, ticket: 
   }
 
   if (request.stream) {
-    if (!upstream.body) return badAnswerFailure(ingress, "upstream sent an empty stream");
     const wrongType = contentTypeProblem(upstream.headers, egress.streamHeaders["content-type"]);
     if (wrongType) return badAnswerFailure(ingress, wrongType, upstream.body);
     // Nothing reaches the client before the upstream's first part: until then the request may fail
     // over, including when that part is the upstream's own in-stream error.
-    const reader = upstream.body.pipeThrough(egress.createStreamDecoder()).getReader();
+    const reader = streamOf(upstream.body).pipeThrough(egress.createStreamDecoder()).getReader();
     const first = await firstOf<IrStreamPart>(reader, ingress);
     if (!first.ok) return first.failure;
     if (first.value.type === "error") {
@@ -176,5 +176,17 @@ export function translatedStream(
       ticket.released();
       return reader.cancel(reason);
     },
+  });
+}
+
+/** The body as a ReadableStream, for the decoder's TransformStream. */
+function streamOf(body: UpstreamBody): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const piece = await body.read();
+      if (piece === null) controller.close();
+      else controller.enqueue(piece);
+    },
+    cancel: () => body.cancel(),
   });
 }

@@ -8,6 +8,7 @@ import type { ResolvedProvider } from "../providers/provider.ts";
 import { Signer } from "../transport/sigv4.ts";
 import type { Snapshot } from "../config/snapshot.ts";
 import { readAnswer, type AnswerRead } from "../transport/answer.ts";
+import type { UpstreamBody } from "../transport/body.ts";
 import { SseEventTooLarge } from "../transport/sse.ts";
 import { callUpstream, isUpstreamTimeout, sessionFor, upstreamUrl, type UpstreamFault, type UpstreamFetch, type UpstreamOutcome } from "../transport/upstream.ts";
 import type { Exchange } from "./exchange.ts";
@@ -90,7 +91,7 @@ export function noAnswerFailure(ingress: ProtocolAdapter, outcome: UpstreamFault
 /** An upstream answer read whole, within `limits.max_upstream_response_bytes` and the request's deadline. */
 export function readWhole(exchange: Exchange, ticket: LaneTicket, outcome: Extract<UpstreamOutcome, { ok: true }>): AnswerRead | Promise<AnswerRead> {
   const { snapshot, deps, request } = exchange;
-  return readAnswer(outcome.response, { maxBytes: snapshot.limits.maxUpstreamResponseBytes, deadline: ticket.deadline ?? Infinity, now: deps.now, clientSignal: request.signal }, outcome.encoded);
+  return readAnswer(outcome.answer, { maxBytes: snapshot.limits.maxUpstreamResponseBytes, deadline: ticket.deadline ?? Infinity, now: deps.now, clientSignal: request.signal });
 }
 
 /**
@@ -117,10 +118,32 @@ const mediaType = (contentType: string) => (contentType === "application/json" ?
  * a wrong content type, a body that is not a JSON object): an upstream fault routing may fail over from,
  * never relayed. The message names the cause, never the body; a `body` given is dropped unread.
  */
-export function badAnswerFailure(ingress: ProtocolAdapter, message: string, body?: ReadableStream<Uint8Array> | null): AttemptResult<Response> {
-  body?.cancel().catch(() => {});
+export function badAnswerFailure(ingress: ProtocolAdapter, message: string, body?: UpstreamBody): AttemptResult<Response> {
+  body?.cancel();
   const error = irError("api_error", message, { status: 502, failure: "transient" });
   return { ok: false, error, cause: "upstream", relay: () => ingress.encodeError(error) };
+}
+
+/**
+ * The first piece of an upstream stream, read before anything reaches the client (until then the request
+ * may fail over), or the failure that came instead: a stall, a break, or an end before any byte.
+ */
+export async function firstPiece(body: UpstreamBody, ingress: ProtocolAdapter): Promise<{ ok: true; value: Uint8Array } | { ok: false; failure: AttemptResult<Response> }> {
+  try {
+    for (;;) {
+      const piece = await body.read();
+      if (piece === null) return { ok: false, failure: badAnswerFailure(ingress, "the upstream stream ended before it began") };
+      if (piece.byteLength > 0) return { ok: true, value: piece };
+    }
+  } catch (error) {
+    return { ok: false, failure: firstFailure(ingress, error) };
+  }
+}
+
+/** A stream that stalled or broke before its first byte or part. */
+export function firstFailure(ingress: ProtocolAdapter, error: unknown): AttemptResult<Response> {
+  if (isUpstreamTimeout(error)) return noAnswerFailure(ingress, { ok: false, reason: "timeout", message: "the upstream stopped answering" });
+  return badAnswerFailure(ingress, error instanceof SseEventTooLarge ? error.message : "the upstream stream broke off before it began");
 }
 
 /**
@@ -133,8 +156,7 @@ export async function firstOf<T>(reader: { read(): Promise<{ done: boolean; valu
     if (!first.done) return { ok: true, value: first.value as T };
     return { ok: false, failure: badAnswerFailure(ingress, "the upstream stream ended before it began") };
   } catch (error) {
-    if (isUpstreamTimeout(error)) return { ok: false, failure: noAnswerFailure(ingress, { ok: false, reason: "timeout", message: "the upstream stopped answering" }) };
-    return { ok: false, failure: badAnswerFailure(ingress, error instanceof SseEventTooLarge ? error.message : "the upstream stream broke off before it began") };
+    return { ok: false, failure: firstFailure(ingress, error) };
   }
 }
 

@@ -10,6 +10,8 @@ export interface PushOut {
   onDrain(resume: () => void): void;
   /** The body is complete. */
   end(): void;
+  /** The body broke off mid-way: the client's connection is cut, so it cannot take the bytes for a whole answer. */
+  abort(error: Error): void;
 }
 
 /**
@@ -23,7 +25,8 @@ export function pushBody(start: (out: PushOut) => void, cancel: (reason: unknown
     pull(controller: DirectController) {
       let drained: Promise<unknown> | undefined;
       let finish!: () => void;
-      const done = new Promise<void>((resolve) => (finish = resolve));
+      let fail!: (error: Error) => void;
+      const done = new Promise<void>((resolve, reject) => ((finish = resolve), (fail = reject)));
       start({
         write(bytes) {
           if (ended) return true;
@@ -43,6 +46,11 @@ export function pushBody(start: (out: PushOut) => void, cancel: (reason: unknown
           controller.close();
           finish();
         },
+        abort(error) {
+          if (ended) return;
+          ended = true;
+          fail(error);
+        },
       });
       // The stream stays open until `end` (Bun closes a direct stream when pull settles).
       return done;
@@ -52,7 +60,7 @@ export function pushBody(start: (out: PushOut) => void, cancel: (reason: unknown
       ended = true;
       cancel(reason);
     },
-  } as unknown as UnderlyingDefaultSource<Uint8Array>);
+  } as unknown as ConstructorParameters<typeof ReadableStream<Uint8Array>>[0]);
 }
 
 /** Bun's controller of a `type: "direct"` stream: write returns the bytes taken, or a promise while its buffer is full. */

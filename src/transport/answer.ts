@@ -2,7 +2,8 @@
 // `limits.max_upstream_response_bytes`, counted after decompression, and the request's deadline. Streams
 // are never read whole; they are relayed as they come.
 import zlib from "node:zlib";
-import { CLIENT_GONE, isUpstreamTimeout, transportCause, type UpstreamFault } from "./upstream.ts";
+import type { BodySink, UpstreamBody } from "./body.ts";
+import { CLIENT_GONE, isUpstreamTimeout, transportCause, type UpstreamAnswer, type UpstreamFault } from "./upstream.ts";
 
 export interface AnswerBounds {
   /** `limits.max_upstream_response_bytes`: the most bytes read, before and after decompression. */
@@ -16,77 +17,75 @@ export interface AnswerBounds {
 export type AnswerRead = { readonly ok: true; readonly bytes: Uint8Array } | UpstreamFault;
 
 /**
- * The answer's body as bytes, read piece by piece so that neither a huge answer nor a trickling one holds
- * the request: past `maxBytes` or the deadline the read stops and the upstream connection is dropped. The
- * deadline is looked at as each piece arrives (no timer per request); silence between pieces is already
- * bounded by the socket idle timer (upstream_request_timeout_secs). `encoded`: the body is still in its
- * Content-Encoding (callUpstream's `whole`), and is inflated here, to at most `maxBytes`.
+ * The answer's body as bytes, taken piece by piece as the upstream client hands them over, so that neither
+ * a huge answer nor a trickling one holds the request: past `maxBytes` or the deadline the read stops and
+ * the upstream connection is dropped. An answer that was already here whole when its headers were comes
+ * back at once, without a promise. The deadline is looked at as each piece arrives, and by one timer only
+ * when the body is still arriving; silence between pieces is also bounded by the socket idle timer
+ * (upstream_request_timeout_secs). An answer still in its Content-Encoding (`encoded`) is inflated here,
+ * to at most `maxBytes`.
  */
-export function readAnswer(response: Response, bounds: AnswerBounds, encoded: boolean): AnswerRead | Promise<AnswerRead> {
+export function readAnswer(answer: UpstreamAnswer, bounds: AnswerBounds): AnswerRead | Promise<AnswerRead> {
   // A declared size over the cap is refused before a byte is read.
-  const declared = Number(response.headers.get("content-length") ?? 0);
-  if (declared > bounds.maxBytes) return drop(response, tooLarge(bounds.maxBytes));
-  const coding = encoded ? response.headers.get("content-encoding") : null;
+  const declared = Number(answer.headers.get("content-length") ?? 0);
+  if (declared > bounds.maxBytes) return drop(answer.body, tooLarge(bounds.maxBytes));
+  const coding = answer.encoded ? answer.headers.get("content-encoding") : null;
   const plain = coding === null || coding === "" || coding === "identity";
-  // The common answer: a declared size within the cap, no encoding, and already here when the headers
-  // were (Bun.peek sees the read settled at once): taken as it is, without a promise to wait for. Its
-  // `body` is never touched (making the ReadableStream and a reader cost about 2 µs an answer). Anything
-  // else, including a declared body still arriving, is read piece by piece.
-  if (plain && declared > 0) {
-    const whole = response.bytes();
-    if (Bun.peek.status(whole) === "fulfilled") return { ok: true, bytes: Bun.peek(whole) as Uint8Array };
-    return settleBounded(whole, bounds);
-  }
-  return readPieces(response, bounds, plain ? undefined : coding!.trim().toLowerCase());
+  const whole = new WholeRead(answer.body, bounds, plain ? undefined : coding!.trim().toLowerCase());
+  answer.body.pipe(whole);
+  return whole.result ?? whole.later();
 }
 
-/** The answer piece by piece, stopping at the cap or the deadline; `coding`: its Content-Encoding, if any. */
-async function readPieces(response: Response, bounds: AnswerBounds, coding: string | undefined): Promise<AnswerRead> {
-  const body = response.body;
-  if (!body) return { ok: true, bytes: EMPTY };
-  const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      total += value.byteLength;
-      if (total > bounds.maxBytes) return drop(reader, tooLarge(bounds.maxBytes));
-      chunks.push(value);
-      if (bounds.now() > bounds.deadline) return drop(reader, PAST_DEADLINE);
+/** Collects a body's pieces within the bounds; `result` is set once it is over (at once, for an answer already here). */
+class WholeRead implements BodySink {
+  result: AnswerRead | Promise<AnswerRead> | undefined;
+  private readonly chunks: Uint8Array[] = [];
+  private total = 0;
+  private settle: ((read: AnswerRead | Promise<AnswerRead>) => void) | undefined;
+  private timer: Timer | undefined;
+
+  constructor(
+    private readonly body: UpstreamBody,
+    private readonly bounds: AnswerBounds,
+    private readonly coding: string | undefined,
+  ) {}
+
+  chunk(bytes: Uint8Array): void {
+    if (this.result) return;
+    this.total += bytes.byteLength;
+    if (this.total > this.bounds.maxBytes) return this.finish(drop(this.body, tooLarge(this.bounds.maxBytes)));
+    this.chunks.push(bytes);
+    if (this.bounds.now() > this.bounds.deadline) this.finish(drop(this.body, PAST_DEADLINE));
+  }
+
+  end(): void {
+    if (this.result) return;
+    const { chunks, total } = this;
+    const bytes = chunks.length === 1 ? chunks[0]! : chunks.length === 0 ? EMPTY : Buffer.concat(chunks, total);
+    this.finish(this.coding === undefined ? { ok: true, bytes } : inflate(bytes, this.coding, this.bounds.maxBytes));
+  }
+
+  fail(error: Error): void {
+    if (!this.result) this.finish(readFailure(error, this.bounds));
+  }
+
+  /** A body still arriving: its result, with the request's deadline as a timer (a stall after the headers). */
+  later(): Promise<AnswerRead> {
+    const wait = this.bounds.deadline - this.bounds.now();
+    if (wait <= 0) {
+      this.finish(drop(this.body, PAST_DEADLINE));
+      return Promise.resolve(PAST_DEADLINE);
     }
-  } catch (error) {
-    return readFailure(error, bounds);
+    if (wait < MAX_TIMER_MS) this.timer = setTimeout(() => this.finish(drop(this.body, PAST_DEADLINE)), wait);
+    return new Promise<AnswerRead>((resolve) => (this.settle = resolve));
   }
-  const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
-  return coding === undefined ? { ok: true, bytes } : inflate(bytes, coding, bounds.maxBytes);
-}
 
-/**
- * A declared body (within the cap, so the read cannot outgrow it) still arriving: awaited against the
- * request's deadline. A read overtaken by the deadline is left to finish or to meet the socket's idle
- * timer (upstream_request_timeout_secs); its memory is bounded by the cap.
- */
-async function settleBounded(whole: Promise<Uint8Array>, bounds: AnswerBounds): Promise<AnswerRead> {
-  const wait = bounds.deadline - bounds.now();
-  if (wait <= 0) {
-    whole.catch(() => {});
-    return PAST_DEADLINE;
-  }
-  let timer: Timer | undefined;
-  const late = new Promise<typeof PAST_DEADLINE>((resolve) => {
-    timer = setTimeout(() => resolve(PAST_DEADLINE), Math.min(wait, MAX_TIMER_MS));
-  });
-  try {
-    const first = await Promise.race([whole, late]);
-    if (first instanceof Uint8Array) return { ok: true, bytes: first };
-    whole.catch(() => {});
-    return first;
-  } catch (error) {
-    return readFailure(error, bounds);
-  } finally {
-    clearTimeout(timer);
+  private finish(read: AnswerRead | Promise<AnswerRead>): void {
+    if (this.result) return;
+    this.result = read;
+    clearTimeout(this.timer);
+    this.chunks.length = 0;
+    this.settle?.(read);
   }
 }
 
@@ -159,8 +158,7 @@ function collectSoon(): void {
 }
 
 /** Stops reading (which closes the upstream connection) and answers with the fault. */
-function drop(source: { cancel(): Promise<void> } | Response, fault: UpstreamFault): UpstreamFault {
-  const stream = source instanceof Response ? source.body : source;
-  stream?.cancel().catch(() => {});
+function drop(body: UpstreamBody, fault: UpstreamFault): UpstreamFault {
+  body.cancel();
   return fault;
 }

@@ -64,3 +64,12 @@ export function bodyFromStream(stream: ReadableStream<Uint8Array>): UpstreamBody
     },
   };
 }
+
+/** A body with nothing in it (an answer without one). */
+export const EMPTY_BODY: UpstreamBody = {
+  read: () => Promise.resolve(null),
+  pipe: (sink) => sink.end(),
+  pause() {},
+  resume() {},
+  cancel() {},
+};

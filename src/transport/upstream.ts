@@ -9,6 +9,7 @@
 // listener, or a shared deadline joined with AbortSignal.any, each cost about a tenth of the proxy's
 // CPU per request (docs/performance.md).
 import type { ResolvedProvider } from "../providers/provider.ts";
+import { bodyFromStream, EMPTY_BODY, type UpstreamBody } from "./body.ts";
 
 export interface UpstreamCall {
   readonly url: string;
@@ -37,8 +38,18 @@ export interface UpstreamFault {
   readonly message: string;
 }
 
-/** `encoded`: the body is still in its Content-Encoding (a `whole` call), for readAnswer to decode. */
-export type UpstreamOutcome = { readonly ok: true; readonly response: Response; readonly encoded: boolean } | UpstreamFault;
+/** An upstream's answer: its status and headers, and its body as the data plane reads it (body.ts). */
+export interface UpstreamAnswer {
+  readonly status: number;
+  /** A 2xx. */
+  readonly ok: boolean;
+  readonly headers: Headers;
+  readonly body: UpstreamBody;
+  /** The body is still in its Content-Encoding (a `whole` call), for readAnswer to decode within its cap. */
+  readonly encoded: boolean;
+}
+
+export type UpstreamOutcome = { readonly ok: true; readonly answer: UpstreamAnswer } | UpstreamFault;
 
 export type UpstreamFetch = (url: string, init: BunFetchRequestInit) => Promise<Response>;
 
@@ -70,7 +81,7 @@ export async function callUpstream(call: UpstreamCall, fetchImpl: UpstreamFetch 
       response.body?.cancel().catch(() => {});
       return { ok: false, reason: "redirect", message: `upstream answered ${response.status}, a redirect the gateway does not follow` };
     }
-    return { ok: true, response, encoded: call.whole };
+    return { ok: true, answer: { status: response.status, ok: response.ok, headers: response.headers, body: response.body ? bodyFromStream(response.body) : EMPTY_BODY, encoded: call.whole } };
   } catch (error) {
     if (call.clientSignal.aborted) return CLIENT_GONE;
     if (isUpstreamTimeout(error)) return { ok: false, reason: "timeout", message: `upstream stayed silent for ${call.timeoutMs / 1000} s` };

@@ -3,12 +3,15 @@
 import { expect, test } from "bun:test";
 import zlib from "node:zlib";
 import { readAnswer, type AnswerBounds } from "../../src/transport/answer.ts";
-import { transportCause } from "../../src/transport/upstream.ts";
+import { transportCause, type UpstreamAnswer } from "../../src/transport/upstream.ts";
+import { bodyFromStream, EMPTY_BODY } from "../../src/transport/body.ts";
 import { contentTypeProblem } from "../../src/dataplane/upstream-call.ts";
 
 const MIB = 1 << 20;
 const bounds = (over: Partial<AnswerBounds> = {}): AnswerBounds => ({ maxBytes: MIB, deadline: Infinity, now: Date.now, clientSignal: new AbortController().signal, ...over });
 const answer = (body: ConstructorParameters<typeof Response>[0], headers: Record<string, string> = {}) => new Response(body, { headers });
+/** A Response as the upstream client's answer; `encoded`: its body is still in its Content-Encoding. */
+const upstream = (response: Response, encoded: boolean): UpstreamAnswer => ({ status: response.status, ok: response.ok, headers: response.headers, body: response.body ? bodyFromStream(response.body) : EMPTY_BODY, encoded });
 const JSON_BODY = new TextEncoder().encode(JSON.stringify({ id: "x", text: "héllo ".repeat(2000) }));
 
 const CODINGS: Record<string, (data: Uint8Array) => Uint8Array> = {
@@ -20,29 +23,29 @@ const CODINGS: Record<string, (data: Uint8Array) => Uint8Array> = {
 
 test("an encoded answer is inflated, in every coding fetch asks for, and bytes come back unchanged", async () => {
   for (const [coding, compress] of Object.entries(CODINGS)) {
-    const read = await readAnswer(answer(compress(JSON_BODY), { "content-encoding": coding }), bounds(), true);
+    const read = await readAnswer(upstream(answer(compress(JSON_BODY), { "content-encoding": coding }), true), bounds());
     expect(read.ok && Buffer.from(read.bytes).equals(Buffer.from(JSON_BODY))).toBe(true);
   }
   // Not encoded (a stream call's error body, which Bun inflated): the header is not acted on twice.
-  const plain = await readAnswer(answer(JSON_BODY, { "content-encoding": "gzip" }), bounds(), false);
+  const plain = await readAnswer(upstream(answer(JSON_BODY, { "content-encoding": "gzip" }), false), bounds());
   expect(plain.ok && plain.bytes.byteLength).toBe(JSON_BODY.byteLength);
 });
 
 test("past the cap, before or after decompression, the read stops with too_large", async () => {
   const zeros = new Uint8Array(8 * MIB);
   for (const [coding, compress] of Object.entries(CODINGS)) {
-    const read = await readAnswer(answer(compress(zeros), { "content-encoding": coding }), bounds(), true);
+    const read = await readAnswer(upstream(answer(compress(zeros), { "content-encoding": coding }), true), bounds());
     expect(read).toMatchObject({ ok: false, reason: "too_large", message: expect.stringContaining("limits.max_upstream_response_bytes (1048576 bytes)") });
   }
-  expect(await readAnswer(answer(zeros), bounds(), true)).toMatchObject({ ok: false, reason: "too_large" });
+  expect(await readAnswer(upstream(answer(zeros), true), bounds())).toMatchObject({ ok: false, reason: "too_large" });
   // A declared length over the cap is refused before a byte is read.
   const declared = answer(new ReadableStream({ pull: () => new Promise(() => {}) }), { "content-length": String(2 * MIB) });
-  expect(await readAnswer(declared, bounds(), true)).toMatchObject({ ok: false, reason: "too_large" });
+  expect(await readAnswer(upstream(declared, true), bounds())).toMatchObject({ ok: false, reason: "too_large" });
 });
 
 test("an unknown or corrupt coding is unreadable, named without quoting the body", async () => {
-  expect(await readAnswer(answer("abc", { "content-encoding": "compress" }), bounds(), true)).toMatchObject({ ok: false, reason: "unreadable", message: expect.stringContaining("(compress)") });
-  expect(await readAnswer(answer("not gzip at all", { "content-encoding": "gzip" }), bounds(), true)).toMatchObject({ ok: false, reason: "unreadable", message: "the upstream's answer could not be decompressed (gzip)" });
+  expect(await readAnswer(upstream(answer("abc", { "content-encoding": "compress" }), true), bounds())).toMatchObject({ ok: false, reason: "unreadable", message: expect.stringContaining("(compress)") });
+  expect(await readAnswer(upstream(answer("not gzip at all", { "content-encoding": "gzip" }), true), bounds())).toMatchObject({ ok: false, reason: "unreadable", message: "the upstream's answer could not be decompressed (gzip)" });
 });
 
 test("the deadline is looked at as each piece arrives", async () => {
@@ -53,7 +56,7 @@ test("the deadline is looked at as each piece arrives", async () => {
       controller.enqueue(new Uint8Array([0x61]));
     },
   });
-  const read = await readAnswer(answer(pieces), bounds({ deadline: 3500, now: () => clock }), true);
+  const read = await readAnswer(upstream(answer(pieces), true), bounds({ deadline: 3500, now: () => clock }));
   expect(read).toMatchObject({ ok: false, reason: "timeout", message: expect.stringContaining("failover.timeout_secs") });
   expect(clock).toBe(4000);
 });
