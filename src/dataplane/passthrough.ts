@@ -2,6 +2,7 @@
 // bytes come back unchanged, so members the IR does not model survive both ways. Usage is still read
 // (non-stream) or tapped from the stream on the side, for metering.
 import { answerSize, responseTextSize, withEstimate } from "../ir/estimate.ts";
+import { isWholeObject, parseOrUndefined, streamUsageCut, usageMember } from "./usage-cut.ts";
 import { inputTotal, irError, mergeUsage, ZERO_USAGE, type IrError, type IrUsage } from "../ir/index.ts";
 import { pushBody, type PushOut } from "../http/push-stream.ts";
 import type { ByteFilter, ProtocolAdapter } from "../protocols/types.ts";
@@ -108,100 +109,6 @@ type Answered = Extract<UpstreamOutcome, { ok: true }>;
 
 /** Below this size the native JSON.parse of the whole body beats cutting the usage out (measured on a 945-byte answer: 0.7 vs 1.1 µs). */
 const WHOLE_PARSE_BYTES = 16384;
-
-/**
- * Whether the bytes are one JSON object by their structure: `{` first, brackets balanced outside strings,
- * the outermost closing at the last non-space byte. Not a full validation, but one linear pass that tells
- * a truncated, HTML or binary body from the vendor's JSON without building the answer as objects.
- */
-export function isWholeObject(bytes: Uint8Array): boolean {
-  let end = bytes.length;
-  while (end > 0 && isSpace(bytes[end - 1]!)) end--;
-  let i = 0;
-  while (i < end && isSpace(bytes[i]!)) i++;
-  if (bytes[i] !== OPEN || bytes[end - 1] !== CLOSE) return false;
-  let depth = 0;
-  for (; i < end; i++) {
-    const c = bytes[i]!;
-    if (c === QUOTE) {
-      i = closingQuote(bytes, i + 1);
-      if (i === -1) return false;
-    } else if (c === OPEN || c === OPEN_BRACKET) depth++;
-    else if ((c === CLOSE || c === CLOSE_BRACKET) && --depth <= 0) return depth === 0 && i === end - 1;
-  }
-  return false;
-}
-
-function parseOrUndefined(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * `{"usage": {...}}` cut out of a response body: both vendors put the top-level usage object last, so
- * parsing that object alone (bracket-matched from the last `"usage":` key) spares building the whole
- * answer as objects on every request. Falls back to the whole body when the cut does not parse.
- */
-export function usageMember(text: string): unknown {
-  const key = text.lastIndexOf('"usage"');
-  const open = key > 0 && text[key - 1] !== "\\" ? objectAfterColon(text, key + 7) : -1;
-  if (open !== -1) {
-    let depth = 0;
-    let inString = false;
-    for (let i = open; i < text.length; i++) {
-      const c = text.charCodeAt(i);
-      if (inString) {
-        if (c === BACKSLASH) i++;
-        else if (c === QUOTE) inString = false;
-      } else if (c === QUOTE) inString = true;
-      else if (c === OPEN) depth++;
-      else if (c === CLOSE && --depth === 0) {
-        const usage = parseOrUndefined(text.slice(open, i + 1));
-        if (usage !== undefined) return { usage };
-        break;
-      }
-    }
-  }
-  return parseOrUndefined(text);
-}
-
-/**
- * Where the string opened just before `from` closes, or -1. Most of an answer's bytes are its text, so this
- * is most of isWholeObject's time: a short stretch byte by byte (keys, tokens, text dense with escapes),
- * then the native search to the next quote, which is escaped when an odd run of backslashes precedes it.
- */
-function closingQuote(bytes: Uint8Array, from: number): number {
-  let i = from;
-  for (;;) {
-    const near = Math.min(bytes.length, i + 32);
-    for (; i < near; i++) {
-      const c = bytes[i]!;
-      if (c === BACKSLASH) i++;
-      else if (c === QUOTE) return i;
-    }
-    const close = i < bytes.length ? bytes.indexOf(QUOTE, i) : -1;
-    if (close === -1) return -1;
-    let slashes = 0;
-    while (bytes[close - 1 - slashes] === BACKSLASH) slashes++;
-    if ((slashes & 1) === 0) return close;
-    i = close + 1;
-  }
-}
-
-const [BACKSLASH, QUOTE, OPEN, CLOSE, COLON, OPEN_BRACKET, CLOSE_BRACKET] = ["\\", '"', "{", "}", ":", "[", "]"].map((c) => c.charCodeAt(0)) as [number, number, number, number, number, number, number];
-const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
-
-/** Index of the `{` after `: ` at `from` (JSON whitespace allowed), or -1 when a key is not followed by an object. */
-function objectAfterColon(text: string, from: number): number {
-  let i = from;
-  while (isSpace(text.charCodeAt(i))) i++;
-  if (text.charCodeAt(i++) !== COLON) return -1;
-  while (isSpace(text.charCodeAt(i))) i++;
-  return text.charCodeAt(i) === OPEN ? i : -1;
-}
 
 /** How much of a stream's start and end is kept for reading usage (it sits in the first and last events). */
 const EDGE_BYTES = 8192;
@@ -331,30 +238,21 @@ const ENDED = Symbol("ended");
 const RELEASED = Symbol("released");
 
 /**
- * Usage from the kept edges: one pass when they join up, else head and tail apart. The tail may start
- * mid-event, and its last event may be longer than the tail (Responses' `response.completed` repeats the
- * whole answer before its usage): then the last `"usage"` object in the tail is cut out and read alone.
+ * Usage from the kept edges: the usage objects cut out of their text (streamUsageCut) and nothing else
+ * parsed. Only when the upstream reported none, or left part of it at zero, is the head decoded as the
+ * stream it is, to count its characters of answer (text, reasoning, tool arguments) for an estimate.
  */
 async function usageFromEdges(adapter: ProtocolAdapter, head: Uint8Array[], tail: Uint8Array[]): Promise<{ usage: IrUsage; headText: number }> {
-  let usage = ZERO_USAGE;
-  /** Characters of answer (text, reasoning, tool arguments) in the head, for an estimate. */
-  let headText = 0;
-  for (const segment of tail.length === 0 ? [head] : [head, tail]) {
-    let found = false;
-    const parts = new Blob(segment).stream().pipeThrough(adapter.createStreamDecoder());
-    try {
-      for await (const part of parts) {
-        if (segment === head) headText += answerSize(part);
-        if (part.type !== "usage") continue;
-        usage = mergeUsage(usage, part.usage);
-        found = true;
-      }
-    } catch {
-      // a tail cut mid-event may not parse; what was read before still counts
-    }
-    if (found || segment === head) continue;
-    const cut = adapter.usageFromResponse(usageMember(await new Blob(segment).text()));
-    if (cut) usage = mergeUsage(usage, cut);
+  const headText = utf8.decode(join(head));
+  const cut = streamUsageCut(headText, tail.length === 0 ? headText : utf8.decode(join(tail)), adapter.usageFromResponse);
+  if (cut && inputTotal(cut) > 0 && cut.output > 0) return { usage: cut, headText: 0 };
+  let answered = 0;
+  try {
+    for await (const part of new Blob(head).stream().pipeThrough(adapter.createStreamDecoder())) answered += answerSize(part);
+  } catch {
+    // the head cut mid-event may not parse; what was read before still counts
   }
-  return { usage, headText };
+  return { usage: cut ?? ZERO_USAGE, headText: answered };
 }
+
+const join = (pieces: Uint8Array[]) => (pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces));

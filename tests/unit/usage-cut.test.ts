@@ -1,5 +1,6 @@
 import { expect, test } from "bun:test";
-import { isWholeObject, usageMember } from "../../src/dataplane/passthrough.ts";
+import { isWholeObject, streamUsageCut, usageMember } from "../../src/dataplane/usage-cut.ts";
+import { adapterFor } from "../../src/protocols/registry.ts";
 
 test("usageMember cuts out the top-level usage object, and copes with what could fool it", () => {
   const openai = JSON.stringify({ id: "x", choices: [{ message: { content: 'say "usage" {not json}' } }], usage: { prompt_tokens: 5, completion_tokens: 7, prompt_tokens_details: { cached_tokens: 2 } } });
@@ -36,4 +37,24 @@ test("isWholeObject: every JSON object is whole and none of its proper prefixes 
     expect(isWholeObject(bytes)).toBe(true);
     for (let cut = 1; cut < bytes.length; cut += 3) expect(isWholeObject(bytes.subarray(0, cut))).toBe(false);
   }
+});
+
+test("streamUsageCut reads each protocol's stream usage from its first and last events only", () => {
+  const usage = (protocol: Parameters<typeof adapterFor>[0], head: string, tail = head) => streamUsageCut(head, tail, adapterFor(protocol)!.usageFromResponse);
+  // Anthropic: input in message_start, output (running total) in message_delta; a text that says "usage" is not read.
+  const anthropic =
+    'event: message_start\ndata: {"type":"message_start","message":{"id":"m","usage":{"input_tokens":52,"cache_read_input_tokens":4,"output_tokens":1}}}\n\n' +
+    'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a \\"usage\\": {\\"output_tokens\\": 999}"}}\n\n' +
+    'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":61}}\n\n';
+  expect(usage("anthropic", anthropic)).toMatchObject({ inputNoCache: 52, inputCacheRead: 4, output: 61 });
+  // The same stream kept as a head and a tail that starts mid-event.
+  expect(usage("anthropic", anthropic.slice(0, 150), anthropic.slice(-120))).toMatchObject({ inputNoCache: 52, output: 61 });
+  // OpenAI: "usage":null in every chunk, the object in the last.
+  const openai = 'data: {"choices":[{"delta":{"content":"hi"}}],"usage":null}\n\ndata: {"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":7}}\n\ndata: [DONE]\n\n';
+  expect(usage("openai", openai)).toMatchObject({ inputNoCache: 5, output: 7 });
+  // Gemini: a running total in each chunk; the last one is whole.
+  const gemini = 'data: {"candidates":[],"usageMetadata":{"promptTokenCount":9,"candidatesTokenCount":1}}\r\n\r\ndata: {"candidates":[],"usageMetadata":{"promptTokenCount":9,"candidatesTokenCount":30,"totalTokenCount":39}}\r\n\r\n';
+  expect(usage("gemini", gemini)).toMatchObject({ inputNoCache: 9, output: 30 });
+  // Nothing reported: undefined (the caller decodes the stream to estimate).
+  expect(usage("openai", 'data: {"choices":[{"delta":{"content":"hi"}}],"usage":null}\n\n')).toBeUndefined();
 });

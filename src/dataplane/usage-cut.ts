@@ -1,0 +1,143 @@
+// Reading what metering needs out of an upstream's JSON bytes without building the whole answer as
+// objects: whether a body is one whole JSON object (one pass over its bytes), and the usage object cut out
+// of an answer or out of a stream's first and last events.
+import { mergeUsage, ZERO_USAGE, type IrUsage } from "../ir/index.ts";
+
+/**
+ * Whether the bytes are one JSON object by their structure: `{` first, brackets balanced outside strings,
+ * the outermost closing at the last non-space byte. Not a full validation, but one linear pass that tells
+ * a truncated, HTML or binary body from the vendor's JSON without building the answer as objects.
+ */
+export function isWholeObject(bytes: Uint8Array): boolean {
+  let end = bytes.length;
+  while (end > 0 && isSpace(bytes[end - 1]!)) end--;
+  let i = 0;
+  while (i < end && isSpace(bytes[i]!)) i++;
+  if (bytes[i] !== OPEN || bytes[end - 1] !== CLOSE) return false;
+  let depth = 0;
+  for (; i < end; i++) {
+    const c = bytes[i]!;
+    if (c === QUOTE) {
+      i = closingQuote(bytes, i + 1);
+      if (i === -1) return false;
+    } else if (c === OPEN || c === OPEN_BRACKET) depth++;
+    else if ((c === CLOSE || c === CLOSE_BRACKET) && --depth <= 0) return depth === 0 && i === end - 1;
+  }
+  return false;
+}
+
+export function parseOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `{"usage": {...}}` cut out of a response body: both vendors put the top-level usage object last, so
+ * parsing that object alone (bracket-matched from the last `"usage":` key) spares building the whole
+ * answer as objects on every request. Falls back to the whole body when the cut does not parse.
+ */
+export function usageMember(text: string): unknown {
+  const key = text.lastIndexOf('"usage"');
+  const open = key > 0 && text[key - 1] !== "\\" ? objectAfterColon(text, key + 7) : -1;
+  const close = open === -1 ? -1 : objectEnd(text, open);
+  if (close !== -1) {
+    const usage = parseOrUndefined(text.slice(open, close + 1));
+    if (usage !== undefined) return { usage };
+  }
+  return parseOrUndefined(text);
+}
+
+/**
+ * Where the string opened just before `from` closes, or -1. Most of an answer's bytes are its text, so this
+ * is most of isWholeObject's time: a short stretch byte by byte (keys, tokens, text dense with escapes),
+ * then the native search to the next quote, which is escaped when an odd run of backslashes precedes it.
+ */
+function closingQuote(bytes: Uint8Array, from: number): number {
+  let i = from;
+  for (;;) {
+    const near = Math.min(bytes.length, i + 32);
+    for (; i < near; i++) {
+      const c = bytes[i]!;
+      if (c === BACKSLASH) i++;
+      else if (c === QUOTE) return i;
+    }
+    const close = i < bytes.length ? bytes.indexOf(QUOTE, i) : -1;
+    if (close === -1) return -1;
+    let slashes = 0;
+    while (bytes[close - 1 - slashes] === BACKSLASH) slashes++;
+    if ((slashes & 1) === 0) return close;
+    i = close + 1;
+  }
+}
+
+const [BACKSLASH, QUOTE, OPEN, CLOSE, COLON, OPEN_BRACKET, CLOSE_BRACKET] = ["\\", '"', "{", "}", ":", "[", "]"].map((c) => c.charCodeAt(0)) as [number, number, number, number, number, number, number];
+const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+
+/** Index of the `{` after `: ` at `from` (JSON whitespace allowed), or -1 when a key is not followed by an object. */
+function objectAfterColon(text: string, from: number): number {
+  let i = from;
+  while (isSpace(text.charCodeAt(i))) i++;
+  if (text.charCodeAt(i++) !== COLON) return -1;
+  while (isSpace(text.charCodeAt(i))) i++;
+  return text.charCodeAt(i) === OPEN ? i : -1;
+}
+
+
+/** The members a vendor reports usage in: `usage` everywhere but Gemini (`usageMetadata`). */
+const USAGE_KEYS = ['"usage"', '"usageMetadata"'] as const;
+
+/**
+ * Usage cut out of a stream's first and last events (`head`, `tail`: their text; the tail may start mid-event):
+ * the first usage object of the head and the last of the tail, each read as the non-stream body `{usage}` its
+ * protocol's usageFromResponse reads. Every vendor puts it there: Anthropic input in message_start and output
+ * in message_delta; OpenAI, Responses, Cohere and Bedrock in the last event; Gemini a running total in each
+ * chunk (the last one whole). Only those objects are parsed, never the events around them; undefined when
+ * neither edge has one (the caller then decodes the stream to estimate).
+ */
+export function streamUsageCut(head: string, tail: string, read: (body: unknown) => Partial<IrUsage> | undefined): IrUsage | undefined {
+  let usage: IrUsage | undefined;
+  for (const key of USAGE_KEYS) {
+    const first = usageObject(head, key, false);
+    if (first !== undefined) usage = mergeUsage(usage ?? ZERO_USAGE, read({ [key.slice(1, -1)]: first }) ?? {});
+    const last = usageObject(tail, key, true);
+    if (last !== undefined) usage = mergeUsage(usage ?? ZERO_USAGE, read({ [key.slice(1, -1)]: last }) ?? {});
+    if (usage) return usage;
+  }
+  return undefined;
+}
+
+/** The first (or last) `key: {...}` object in `text`, parsed; a key whose value is not an object (`"usage":null`) is passed over. */
+function usageObject(text: string, key: string, last: boolean): unknown {
+  let at = last ? text.lastIndexOf(key) : text.indexOf(key);
+  while (at !== -1) {
+    const open = at > 0 && text[at - 1] !== "\\" ? objectAfterColon(text, at + key.length) : -1;
+    if (open !== -1) {
+      const close = objectEnd(text, open);
+      if (close !== -1) {
+        const parsed = parseOrUndefined(text.slice(open, close + 1));
+        if (parsed !== undefined) return parsed;
+      }
+    }
+    at = last ? (at > 0 ? text.lastIndexOf(key, at - 1) : -1) : text.indexOf(key, at + 1);
+  }
+  return undefined;
+}
+
+/** Index of the `}` closing the object opened at `open`, strings skipped; -1 when the text ends first. */
+function objectEnd(text: string, open: number): number {
+  let depth = 0;
+  let inString = false;
+  for (let i = open; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === BACKSLASH) i++;
+      else if (c === QUOTE) inString = false;
+    } else if (c === QUOTE) inString = true;
+    else if (c === OPEN) depth++;
+    else if (c === CLOSE && --depth === 0) return i;
+  }
+  return -1;
+}
