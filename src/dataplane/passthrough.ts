@@ -2,7 +2,7 @@
 // bytes come back unchanged, so members the IR does not model survive both ways. Usage is still read
 // (non-stream) or tapped from the stream on the side, for metering.
 import { answerSize, responseTextSize, withEstimate } from "../ir/estimate.ts";
-import { inputTotal, irError, mergeUsage, ZERO_USAGE, type IrUsage } from "../ir/index.ts";
+import { inputTotal, irError, mergeUsage, ZERO_USAGE, type IrStreamPart, type IrUsage } from "../ir/index.ts";
 import type { ByteFilter, ProtocolAdapter } from "../protocols/types.ts";
 import type { AttemptResult, LaneTicket } from "../routing/failover.ts";
 import { utf8, type AnswerRead } from "../transport/answer.ts";
@@ -324,14 +324,18 @@ async function usageFromEdges(adapter: ProtocolAdapter, head: Uint8Array[], tail
   let headText = 0;
   for (const segment of tail.length === 0 ? [head] : [head, tail]) {
     let found = false;
-    const parts = new Blob(segment).stream().pipeThrough(adapter.createStreamDecoder());
-    try {
-      for await (const part of parts) {
+    const take = (parts: IrStreamPart[]) => {
+      for (const part of parts) {
         if (segment === head) headText += answerSize(part);
         if (part.type !== "usage") continue;
         usage = mergeUsage(usage, part.usage);
         found = true;
       }
+    };
+    const parser = adapter.createStreamParser();
+    try {
+      for (const piece of segment) take(parser.push(piece));
+      take(parser.end());
     } catch {
       // a tail cut mid-event may not parse; what was read before still counts
     }

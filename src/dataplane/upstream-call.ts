@@ -131,11 +131,19 @@ export async function firstOf<T>(reader: { read(): Promise<{ done: boolean; valu
   try {
     const first = await reader.read();
     if (!first.done) return { ok: true, value: first.value as T };
-    return { ok: false, failure: badAnswerFailure(ingress, "the upstream stream ended before it began") };
+    return { ok: false, failure: endedBeforeFirst(ingress) };
   } catch (error) {
-    if (isUpstreamTimeout(error)) return { ok: false, failure: noAnswerFailure(ingress, { ok: false, reason: "timeout", message: "the upstream stopped answering" }) };
-    return { ok: false, failure: badAnswerFailure(ingress, error instanceof SseEventTooLarge ? error.message : "the upstream stream broke off before it began") };
+    return { ok: false, failure: failedBeforeFirst(ingress, error) };
   }
+}
+
+/** A stream that ended before its first item. */
+export const endedBeforeFirst = (ingress: ProtocolAdapter) => badAnswerFailure(ingress, "the upstream stream ended before it began");
+
+/** A stream that failed before its first item: the upstream stalled, broke off, or sent an event past the cap. */
+export function failedBeforeFirst(ingress: ProtocolAdapter, error: unknown): AttemptResult<Response> {
+  if (isUpstreamTimeout(error)) return noAnswerFailure(ingress, { ok: false, reason: "timeout", message: "the upstream stopped answering" });
+  return badAnswerFailure(ingress, error instanceof SseEventTooLarge ? error.message : "the upstream stream broke off before it began");
 }
 
 /** Marks a charge the upstream gave no usage for: one warning line and the lane's estimate counter (docs/operations.md). */
