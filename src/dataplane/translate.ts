@@ -160,7 +160,7 @@ export function translatedStream(
     const writer = ingress.createStreamWriter(request, warn, (bytes) => held.push(bytes));
     const send = () => {
       if (held.length === 0) return;
-      const bytes = held.length === 1 ? held[0]! : joined(held);
+      const bytes = held.length === 1 ? held[0]! : Buffer.concat(held);
       held = [];
       if (!out.write(bytes)) full = true;
     };
@@ -237,16 +237,4 @@ export function translatedStream(
     ticket.released();
     body.cancel();
   });
-}
-
-function joined(pieces: readonly Uint8Array[]): Uint8Array {
-  let size = 0;
-  for (const piece of pieces) size += piece.byteLength;
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const piece of pieces) {
-    out.set(piece, at);
-    at += piece.byteLength;
-  }
-  return out;
 }
