@@ -144,6 +144,11 @@ export function translatedStream(
 ): ReadableStream<Uint8Array> {
   const { body, parser } = source;
   let ended = false;
+  let gaveUp = false;
+  const giveUp = () => {
+    gaveUp = true;
+    body.cancel();
+  };
   let usage = ZERO_USAGE;
   let answered = 0;
   let reported = false;
@@ -177,7 +182,7 @@ export function translatedStream(
       writer.accept({ type: "error", error });
       ticket.broke(error);
       close();
-      body.cancel();
+      giveUp();
     };
     const accept = (parts: readonly IrStreamPart[]) => {
       for (const value of parts) {
@@ -192,18 +197,18 @@ export function translatedStream(
         if (value.type === "error") ticket.broke(value.error);
         else ticket.ok();
         close();
-        // A finished stream's body is left to end by itself: its connection may then be reused.
-        if (value.type === "error") body.cancel();
+        // A finished stream's body is still read to its end (normally already here): its connection may then be reused.
+        if (value.type === "error") giveUp();
       }
     };
     accept(source.first);
     send();
-    if (ended) return;
     if (source.ended) return fail(endedEarly());
+    if (gaveUp) return;
     body.pipe({
       chunk(bytes) {
         // An upstream that writes past its stream's end is not read on.
-        if (ended) return body.cancel();
+        if (ended) return giveUp();
         try {
           accept(parser.push(bytes));
         } catch (error) {
@@ -235,6 +240,6 @@ export function translatedStream(
     ended = true;
     report();
     ticket.released();
-    body.cancel();
+    giveUp();
   });
 }
