@@ -324,7 +324,7 @@ async function usageFromEdges(adapter: ProtocolAdapter, head: Uint8Array[], tail
   let headText = 0;
   for (const segment of tail.length === 0 ? [head] : [head, tail]) {
     let found = false;
-    const take = (parts: IrStreamPart[]) => {
+    const take = (parts: readonly IrStreamPart[]) => {
       for (const part of parts) {
         if (segment === head) headText += answerSize(part);
         if (part.type !== "usage") continue;

@@ -91,7 +91,7 @@ export async function translate(exchange: Exchange, request: IrRequest, ticket: 
 }
 
 /** The first parts of an upstream stream, or the failure that came before any. */
-type FirstParts = { ok: true; parts: IrStreamPart[]; ended: boolean } | { ok: false; failure: AttemptResult<Response> };
+type FirstParts = { ok: true; parts: readonly IrStreamPart[]; ended: boolean } | { ok: false; failure: AttemptResult<Response> };
 
 /**
  * Reads the body's first pieces into the parser until it yields a part (several may come at once), the

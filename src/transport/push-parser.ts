@@ -4,21 +4,37 @@
 // body pushes straight through a parser and an encoder into the client's response (translate.ts).
 
 export interface PushParser<T> {
-  /** What `bytes` complete, in order (often nothing). May throw on input past a decoder's bound (SseEventTooLarge). */
-  push(bytes: Uint8Array): T[];
+  /** What `bytes` complete, in order (often nothing); the caller reads it, never writes to it. May throw on input past a decoder's bound (SseEventTooLarge). */
+  push(bytes: Uint8Array): readonly T[];
   /** The body ended: what the held state makes of it. */
-  end(): T[];
+  end(): readonly T[];
 }
 
-/** What a push that completed nothing returns: shared, never written to (a push allocates only when it has something). */
+/** What a push that completed nothing returns: shared, never written to. */
 const NOTHING_MADE: never[] = [];
 
-/** What one push makes, gathered as it comes; `take` hands it over and starts afresh. */
+/**
+ * What one push makes, gathered as it comes; `take` hands it over and starts afresh. The first non-empty
+ * array added is kept as it is (a push usually completes one event: no copy), and copied only when a
+ * second one joins it, so an array added is never written to.
+ */
 export class Made<T> {
   private items: T[] | undefined;
+  private owned = false;
 
-  add(items: Iterable<T>): void {
-    for (const item of items) (this.items ??= []).push(item);
+  add(items: readonly T[]): void {
+    const n = items.length;
+    if (n === 0) return;
+    if (this.items === undefined) {
+      this.items = items as T[];
+      this.owned = false;
+      return;
+    }
+    if (!this.owned) {
+      this.items = this.items.slice();
+      this.owned = true;
+    }
+    for (let i = 0; i < n; i++) this.items.push(items[i]!);
   }
 
   take(): T[] {

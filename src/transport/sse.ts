@@ -11,8 +11,8 @@ export interface SseEvent {
 
 /** What a protocol's stream decoder does with each SSE event, and at the end of the stream. */
 export interface SseSteps<T> {
-  onEvent(event: SseEvent): Iterable<T>;
-  onEnd(): Iterable<T>;
+  onEvent(event: SseEvent): readonly T[];
+  onEnd(): readonly T[];
 }
 
 /**
