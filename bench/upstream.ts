@@ -271,6 +271,8 @@ const responsesStream = streamBytes(responsesEvents);
 const geminiSseStream = streamBytes(geminiSseEvents);
 const geminiArrayStream = streamBytes(geminiArrayEvents);
 const bedrockStream = streamBytes(bedrockEvents);
+/** Each streamed answer's bytes, event by event. */
+export const STREAMS = { openai: openaiStream, anthropic: anthropicStream, responses: responsesStream, geminiSse: geminiSseStream, geminiArray: geminiArrayStream, bedrock: bedrockStream };
 
 function eventStream(bytes: StreamBytes): ReadableStream<Uint8Array> | Uint8Array {
   if (CHUNKING === "whole") return bytes.whole;
@@ -326,7 +328,9 @@ function checkSignature(request: Request, body: string): string | undefined {
 }
 
 let served = 0;
-export const server = Bun.serve({
+// Imported (bench/stream-decoders.ts reuses the streamed answers), it serves nothing.
+const server = import.meta.main
+  ? Bun.serve({
   hostname: "127.0.0.1",
   port: Number(Bun.argv[2] ?? process.env.UPSTREAM_PORT ?? 0),
   idleTimeout: 120,
@@ -354,5 +358,6 @@ export const server = Bun.serve({
     }
     return Response.json({ error: { message: `no route ${path}`, type: "invalid_request_error" } }, { status: 404 });
   },
-});
-console.log(JSON.stringify({ msg: "upstream started", data: `${server.hostname}:${server.port}`, chunking: CHUNKING }));
+})
+  : undefined;
+if (server) console.log(JSON.stringify({ msg: "upstream started", data: `${server.hostname}:${server.port}`, chunking: CHUNKING }));

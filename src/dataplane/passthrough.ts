@@ -223,14 +223,16 @@ class StreamRelay implements BodySink {
     if (!this.tap.wanted) return tell();
     const { head, tail, headBytes, totalBytes, tap } = this;
     this.tail = [];
-    const charged = usageFromEdges(tap.adapter, head, tail).then(({ usage, headText }) => {
+    try {
+      const { usage, headText } = usageFromEdges(tap.adapter, head, tail);
       // What the upstream left at zero is estimated: the answer's size extrapolated from the head's share of text.
       const outputSize = headBytes >= totalBytes ? headText : Math.round((headText * totalBytes) / headBytes);
       const estimate = withEstimate(usage, tap.requestSize, outputSize);
       tap.record(estimate.usage, estimate.estimated);
-    }, () => {});
-    // Told however the charge went: a slot must never stay held.
-    void charged.then(tell, tell);
+    } finally {
+      // Told however the charge went: a slot must never stay held.
+      tell();
+    }
   }
 }
 
@@ -242,13 +244,15 @@ const RELEASED = Symbol("released");
  * parsed. Only when the upstream reported none, or left part of it at zero, is the head decoded as the
  * stream it is, to count its characters of answer (text, reasoning, tool arguments) for an estimate.
  */
-async function usageFromEdges(adapter: ProtocolAdapter, head: Uint8Array[], tail: Uint8Array[]): Promise<{ usage: IrUsage; headText: number }> {
+function usageFromEdges(adapter: ProtocolAdapter, head: Uint8Array[], tail: Uint8Array[]): { usage: IrUsage; headText: number } {
   const headText = utf8.decode(join(head));
   const cut = streamUsageCut(headText, tail.length === 0 ? headText : utf8.decode(join(tail)), adapter.usageFromResponse);
   if (cut && inputTotal(cut) > 0 && cut.output > 0) return { usage: cut, headText: 0 };
   let answered = 0;
+  const parser = adapter.createStreamParser();
   try {
-    for await (const part of new Blob(head).stream().pipeThrough(adapter.createStreamDecoder())) answered += answerSize(part);
+    for (const piece of head) for (const part of parser.push(piece)) answered += answerSize(part);
+    for (const part of parser.end()) answered += answerSize(part);
   } catch {
     // the head cut mid-event may not parse; what was read before still counts
   }

@@ -4,13 +4,14 @@ import { inputTotal, irError, mergeUsage, ZERO_USAGE, type IrError, type IrReque
 import { answerSize, requestTextSize, responseTextSize, withEstimate } from "../ir/estimate.ts";
 import { adapterFor } from "../protocols/registry.ts";
 import { renameTools, restoreContent, restorePart, type ToolRenaming } from "../protocols/tool-names.ts";
-import type { ProtocolAdapter, StreamWriter } from "../protocols/types.ts";
+import type { ProtocolAdapter, StreamParser } from "../protocols/types.ts";
 import type { AttemptResult, LaneTicket } from "../routing/failover.ts";
+import { pushBody, type PushOut } from "../http/push-stream.ts";
 import { utf8 } from "../transport/answer.ts";
 import type { UpstreamBody } from "../transport/body.ts";
 import { SseEventTooLarge } from "../transport/sse.ts";
 import { streamTicket, type Exchange } from "./exchange.ts";
-import { badAnswerFailure, contentTypeProblem, firstOf, markEstimate, noAnswerFailure, readWhole, sendUpstream } from "./upstream-call.ts";
+import { badAnswerFailure, contentTypeProblem, endedBeforeFirst, failedBeforeFirst, markEstimate, noAnswerFailure, readWhole, sendUpstream } from "./upstream-call.ts";
 
 export async function translate(exchange: Exchange, request: IrRequest, ticket: LaneTicket): Promise<AttemptResult<Response>> {
   const { ingress, lane, warn } = exchange;
@@ -37,12 +38,13 @@ export async function translate(exchange: Exchange, request: IrRequest, ticket: 
     if (wrongType) return badAnswerFailure(ingress, wrongType, upstream.body);
     // Nothing reaches the client before the upstream's first part: until then the request may fail
     // over, including when that part is the upstream's own in-stream error.
-    const reader = streamOf(upstream.body).pipeThrough(egress.createStreamDecoder()).getReader();
-    const first = await firstOf<IrStreamPart>(reader, ingress);
+    const body = upstream.body;
+    const parser = egress.createStreamParser();
+    const first = await firstParts(body, parser, ingress);
     if (!first.ok) return first.failure;
-    if (first.value.type === "error") {
-      const error = first.value.error;
-      void reader.cancel().catch(() => {});
+    if (first.parts[0]!.type === "error") {
+      const error = first.parts[0].error;
+      body.cancel();
       return { ok: false, error, cause: "upstream", relay: () => ingress.encodeError(error) };
     }
     const meter = exchange.meter;
@@ -52,8 +54,9 @@ export async function translate(exchange: Exchange, request: IrRequest, ticket: 
       if (estimated) markEstimate(exchange, usage);
       meter?.usage(usage, lane.name);
     };
-    const body = translatedStream(first.value, reader, ingress, request, warn, lane.upstreamModel, streamTicket(exchange, ticket), renaming, meter && settle);
-    return { ok: true, value: new Response(body, { headers: ingress.streamHeaders }), settlesLater: true };
+    const source: TranslatedSource = { first: first.parts, ended: first.ended, body, parser };
+    const out = translatedStream(source, ingress, request, warn, lane.upstreamModel, streamTicket(exchange, ticket), renaming, meter && settle);
+    return { ok: true, value: new Response(out, { headers: ingress.streamHeaders }), settlesLater: true };
   }
   const wrongType = contentTypeProblem(upstream.headers);
   if (wrongType) return badAnswerFailure(ingress, wrongType, upstream.body);
@@ -86,18 +89,48 @@ export async function translate(exchange: Exchange, request: IrRequest, ticket: 
   return { ok: true, value: Response.json(ingress.encodeResponse(response, warn)) };
 }
 
-// Structural: the reader of a piped stream is typed by node:stream/web, not the DOM lib.
-type PartReader = { read(): Promise<{ done: true; value?: IrStreamPart } | { done: false; value: IrStreamPart }>; cancel(reason?: unknown): Promise<void> };
+/** The first parts of an upstream stream, or the failure that came before any. */
+type FirstParts = { ok: true; parts: readonly IrStreamPart[]; ended: boolean } | { ok: false; failure: AttemptResult<Response> };
 
 /**
- * IR parts (the first already read) -> the client's wire bytes, the encoding done in the same stage
- * that reads each part (one hop less per event than a separate encoder stream: the first event's
- * latency). A stream that breaks, or ends without finishing, ends with an IR error part, so the client
- * sees its protocol's in-stream error rather than a silent truncation; the lane's ticket hears it too.
+ * Reads the body's first pieces into the parser until it yields a part (several may come at once), the
+ * body ends (the parser's end says what that makes), or it fails. A failure gives the body up.
+ */
+async function firstParts(body: UpstreamBody, parser: StreamParser, ingress: ProtocolAdapter): Promise<FirstParts> {
+  try {
+    for (;;) {
+      const piece = await body.read();
+      const parts = piece === null ? parser.end() : parser.push(piece);
+      if (parts.length > 0) return { ok: true, parts, ended: piece === null };
+      if (piece === null) return { ok: false, failure: endedBeforeFirst(ingress) };
+    }
+  } catch (error) {
+    body.cancel();
+    return { ok: false, failure: failedBeforeFirst(ingress, error) };
+  }
+}
+
+/** An upstream stream whose first parts are read: the rest of its body and the parser that read them. */
+export interface TranslatedSource {
+  readonly first: readonly IrStreamPart[];
+  /** The body ended while the first parts were read (they came from the parser's end). */
+  readonly ended: boolean;
+  readonly body: UpstreamBody;
+  readonly parser: StreamParser;
+}
+
+const brokeOff = (error: unknown) => irError("api_error", error instanceof SseEventTooLarge ? error.message : "the upstream stream broke off", { status: 502, failure: "transient" });
+const endedEarly = () => irError("api_error", "the upstream stream ended before it finished", { status: 502, failure: "transient" });
+
+/**
+ * IR parts (the first already read) -> the client's wire bytes, in one synchronous pass per piece of the
+ * upstream's body: piece -> parser -> writer -> the client's response, no stream object or promise per
+ * piece or part. A stream that breaks, or ends without finishing, ends with an IR error part, so the
+ * client sees its protocol's in-stream error rather than a silent truncation; the lane's ticket hears
+ * it too. A client that reads slower than the upstream writes pauses the body until its buffer drains.
  */
 export function translatedStream(
-  first: IrStreamPart,
-  reader: PartReader,
+  source: TranslatedSource,
   ingress: ProtocolAdapter,
   request: IrRequest,
   warn: (warning: string) => void,
@@ -108,9 +141,13 @@ export function translatedStream(
   /** Told the stream's usage and the characters of answer it carried, once, when it settles (metering). */
   onUsage?: (usage: IrUsage, answerSize: number) => void,
 ): ReadableStream<Uint8Array> {
+  const { body, parser } = source;
   let ended = false;
-  let emitted = false;
-  let writer: StreamWriter | undefined;
+  let gaveUp = false;
+  const giveUp = () => {
+    gaveUp = true;
+    body.cancel();
+  };
   let usage = ZERO_USAGE;
   let answered = 0;
   let reported = false;
@@ -119,74 +156,89 @@ export function translatedStream(
     reported = true;
     onUsage(usage, answered);
   };
-  const finish = (controller: ReadableStreamDefaultController<Uint8Array>, error?: IrError) => {
-    report();
-    if (error) {
-      writer?.accept({ type: "error", error });
+  const start = (out: PushOut) => {
+    let full = false;
+    // What one piece's parts encode to goes out in one write: a write into the response per event cost
+    // more than joining the events' bytes.
+    let held: Uint8Array[] = [];
+    const writer = ingress.createStreamWriter(request, warn, (bytes) => held.push(bytes));
+    const send = () => {
+      if (held.length === 0) return;
+      const bytes = held.length === 1 ? held[0]! : Buffer.concat(held);
+      held = [];
+      if (!out.write(bytes)) full = true;
+    };
+    const close = () => {
+      ended = true;
+      writer.end();
+      send();
+      out.end();
+    };
+    /** A stream that failed on this side of the upstream's events: the client hears the protocol's in-stream error. */
+    const fail = (error: IrError) => {
+      if (ended) return;
+      report();
+      writer.accept({ type: "error", error });
       ticket.broke(error);
-    } else ticket.ok();
-    writer?.end();
-    ended = true;
-    controller.close();
-  };
-  const accept = (controller: ReadableStreamDefaultController<Uint8Array>, value: IrStreamPart) => {
-    if (value.type === "usage") usage = mergeUsage(usage, value.usage);
-    else answered += answerSize(value);
-    const part = value.type === "start" && value.model === "" ? { ...value, model: upstreamModel } : value;
-    writer?.accept(renaming ? restorePart(part, renaming) : part);
-    if (value.type === "finish") {
-      finish(controller);
-      void reader.cancel().catch(() => {});
-    } else if (value.type === "error") {
-      // The in-stream error is already written: the lane hears it, the writer ends.
-      report();
-      ticket.broke(value.error);
-      writer?.end();
-      ended = true;
-      controller.close();
-      void reader.cancel().catch(() => {});
-    }
-  };
-  return new ReadableStream<Uint8Array>({
-    start(controller) {
-      writer = ingress.createStreamWriter(request, warn, (bytes) => {
-        emitted = true;
-        controller.enqueue(bytes);
-      });
-      accept(controller, first);
-    },
-    async pull(controller) {
-      // Keep reading until a part produced bytes (or the stream ended): many parts (usage, block starts)
-      // produce none, and a pull that enqueues nothing is not called again.
-      emitted = false;
-      while (!ended && !emitted) {
-        try {
-          const { done, value } = await reader.read();
-          if (done) return finish(controller, irError("api_error", "the upstream stream ended before it finished", { status: 502, failure: "transient" }));
-          accept(controller, value);
-        } catch (error) {
-          finish(controller, irError("api_error", error instanceof SseEventTooLarge ? error.message : "the upstream stream broke off", { status: 502, failure: "transient" }));
-        }
+      close();
+      giveUp();
+    };
+    const accept = (parts: readonly IrStreamPart[]) => {
+      for (const value of parts) {
+        if (ended) return;
+        if (value.type === "usage") usage = mergeUsage(usage, value.usage);
+        else answered += answerSize(value);
+        const part = value.type === "start" && value.model === "" ? { ...value, model: upstreamModel } : value;
+        writer.accept(renaming ? restorePart(part, renaming) : part);
+        if (value.type !== "finish" && value.type !== "error") continue;
+        // The in-stream error is already written: the lane hears it, the writer ends.
+        report();
+        if (value.type === "error") ticket.broke(value.error);
+        else ticket.ok();
+        close();
+        // A finished stream's body is still read to its end (normally already here): its connection may then be reused.
+        if (value.type === "error") giveUp();
       }
-    },
-    cancel(reason) {
-      // The client went away: stop reading, which aborts the upstream body. What was used still counts.
-      ended = true;
-      report();
-      ticket.released();
-      return reader.cancel(reason);
-    },
-  });
-}
-
-/** The body as a ReadableStream, for the decoder's TransformStream. */
-function streamOf(body: UpstreamBody): ReadableStream<Uint8Array> {
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const piece = await body.read();
-      if (piece === null) controller.close();
-      else controller.enqueue(piece);
-    },
-    cancel: () => body.cancel(),
+    };
+    accept(source.first);
+    send();
+    if (source.ended) return fail(endedEarly());
+    if (gaveUp) return;
+    body.pipe({
+      chunk(bytes) {
+        // An upstream that writes past its stream's end is not read on.
+        if (ended) return giveUp();
+        try {
+          accept(parser.push(bytes));
+        } catch (error) {
+          return fail(brokeOff(error));
+        }
+        send();
+        if (!full || ended) return;
+        full = false;
+        body.pause();
+        out.onDrain(() => body.resume());
+      },
+      end() {
+        if (ended) return;
+        try {
+          accept(parser.end());
+        } catch (error) {
+          return fail(brokeOff(error));
+        }
+        fail(endedEarly());
+      },
+      fail(error) {
+        fail(brokeOff(error));
+      },
+    });
+  };
+  return pushBody(start, () => {
+    // The client went away: stop reading, which gives the upstream body up. What was used still counts.
+    if (ended) return;
+    ended = true;
+    report();
+    ticket.released();
+    giveUp();
   });
 }

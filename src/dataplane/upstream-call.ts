@@ -132,32 +132,21 @@ export async function firstPiece(body: UpstreamBody, ingress: ProtocolAdapter): 
   try {
     for (;;) {
       const piece = await body.read();
-      if (piece === null) return { ok: false, failure: badAnswerFailure(ingress, "the upstream stream ended before it began") };
+      if (piece === null) return { ok: false, failure: endedBeforeFirst(ingress) };
       if (piece.byteLength > 0) return { ok: true, value: piece };
     }
   } catch (error) {
-    return { ok: false, failure: firstFailure(ingress, error) };
+    return { ok: false, failure: failedBeforeFirst(ingress, error) };
   }
 }
 
-/** A stream that stalled or broke before its first byte or part. */
-export function firstFailure(ingress: ProtocolAdapter, error: unknown): AttemptResult<Response> {
+/** A stream that ended before its first item. */
+export const endedBeforeFirst = (ingress: ProtocolAdapter) => badAnswerFailure(ingress, "the upstream stream ended before it began");
+
+/** A stream that failed before its first item: the upstream stalled, broke off, or sent an event past the cap. */
+export function failedBeforeFirst(ingress: ProtocolAdapter, error: unknown): AttemptResult<Response> {
   if (isUpstreamTimeout(error)) return noAnswerFailure(ingress, { ok: false, reason: "timeout", message: "the upstream stopped answering" });
   return badAnswerFailure(ingress, error instanceof SseEventTooLarge ? error.message : "the upstream stream broke off before it began");
-}
-
-/**
- * The first item of an upstream stream, read before anything reaches the client (until then the request
- * may fail over), or the failure that came instead: a stall, a break, or an end before any item.
- */
-export async function firstOf<T>(reader: { read(): Promise<{ done: boolean; value?: T }> }, ingress: ProtocolAdapter): Promise<{ ok: true; value: T } | { ok: false; failure: AttemptResult<Response> }> {
-  try {
-    const first = await reader.read();
-    if (!first.done) return { ok: true, value: first.value as T };
-    return { ok: false, failure: badAnswerFailure(ingress, "the upstream stream ended before it began") };
-  } catch (error) {
-    return { ok: false, failure: firstFailure(ingress, error) };
-  }
 }
 
 /** Marks a charge the upstream gave no usage for: one warning line and the lane's estimate counter (docs/operations.md). */

@@ -60,7 +60,7 @@ export function pushBody(start: (out: PushOut) => void, cancel: (reason: unknown
       ended = true;
       cancel(reason);
     },
-  } as unknown as ConstructorParameters<typeof ReadableStream<Uint8Array>>[0]);
+  } as unknown as Bun.UnderlyingSource<Uint8Array>);
 }
 
 /** Bun's controller of a `type: "direct"` stream: write returns the bytes taken, or a promise while its buffer is full. */

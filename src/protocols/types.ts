@@ -1,7 +1,8 @@
 // The contract of a protocol adapter: pure functions to and from the IR, one folder per protocol, never
 // a pairwise translator. Ingress functions face the client; egress functions face the upstream.
-// Stream transformers hold their per-stream state in their own closure.
+// Stream writers and parsers hold their per-stream state in their own closure.
 import type { IrError, IrRequest, IrResponse, IrStreamPart, IrUsage } from "../ir/index.ts";
+import type { PushParser } from "../transport/push-parser.ts";
 import type { ToolNameRule } from "./tool-names.ts";
 
 export type WireProtocol = "openai" | "anthropic" | "gemini" | "bedrock" | "cohere" | "responses";
@@ -25,6 +26,14 @@ export interface StreamWriter {
   /** The IR stream ended (after `finish`, `error`, or neither: a writer says so in-stream if neither). */
   end(): void;
 }
+
+/**
+ * A stream decoder driven by its caller: each piece of the upstream's body in, the IR parts it completes
+ * out, synchronously. A malformed event or frame comes out as an IR `error` part (and nothing after it);
+ * `push` throws SseEventTooLarge once an SSE event passes MAX_SSE_EVENT_BYTES. `end` gives what the held
+ * state makes of the body's end: the held `finish`, or an `error` part when the stream was cut short.
+ */
+export type StreamParser = PushParser<IrStreamPart>;
 
 /** A stateful rewrite of relayed stream bytes: each chunk in, what to send out (maybe nothing yet). */
 export interface ByteFilter {
@@ -81,7 +90,8 @@ export interface ProtocolAdapter {
   /** Headers that carry the provider's key (and any required version header). */
   authHeaders(apiKey: string): Record<string, string>;
   decodeResponse(body: unknown): Decoded<IrResponse>;
-  createStreamDecoder(): TransformStream<Uint8Array, IrStreamPart>;
+  /** A decoder for one upstream stream (parserTransform in transport/push-parser.ts makes it a stream stage). */
+  createStreamParser(): StreamParser;
   /** An upstream error status and body -> IR error with its failure class. */
   decodeError(status: number, body: string, headers: Headers): IrError;
 

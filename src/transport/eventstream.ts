@@ -117,9 +117,10 @@ export function encodeEventStreamMessage(headers: Record<string, EventStreamHead
 const hex = (n: number) => `0x${n.toString(16).padStart(8, "0")}`;
 
 /**
- * Short ASCII header strings seen before, by a hash of their bytes: header names and the values AWS
- * sends (`:event-type`, `contentBlockDelta`, `application/json`, ...) repeat on every message, so most
- * are found here and compared, not built. Bounded: past INTERNED_MAX entries nothing more is kept.
+ * Short ASCII header strings seen before, by a key of their length and three of their bytes: header
+ * names and the values AWS sends (`:event-type`, `contentBlockDelta`, `application/json`, ...) repeat on
+ * every message, so most are found here and compared, not built. Bounded: past INTERNED_MAX entries
+ * nothing more is kept (and two strings with one key are built each time, not kept).
  */
 const interned = new Map<number, string>();
 const INTERNED_MAX = 512;
@@ -128,21 +129,18 @@ const INTERN_BYTES = 64;
 /**
  * UTF-8 bytes as a string; undefined when they are not UTF-8. Short ASCII runs are looked up or built
  * byte by byte: a TextDecoder call and the subarray view it needs cost more than the rest of a message.
+ * A hit reads each byte once: equal to a known ASCII string, the bytes are ASCII.
  */
 function utf8At(bytes: Uint8Array, start: number, length: number): string | undefined {
   const end = start + length;
+  if (length === 0) return "";
   if (length <= INTERN_BYTES) {
-    let hash = 0x811c9dc5; // FNV-1a
+    const key = (length | (bytes[start]! << 8) | (bytes[start + (length >> 1)]! << 16) | (bytes[end - 1]! << 24)) >>> 0;
+    const known = interned.get(key);
+    if (known !== undefined && sameAscii(known, bytes, start, length)) return known;
     let i = start;
-    for (; i < end; i++) {
-      const byte = bytes[i]!;
-      if (byte > 0x7f) break;
-      hash = Math.imul(hash ^ byte, 0x01000193);
-    }
+    while (i < end && bytes[i]! <= 0x7f) i++;
     if (i === end) {
-      const key = (hash ^ length) >>> 0;
-      const known = interned.get(key);
-      if (known !== undefined && sameAscii(known, bytes, start, length)) return known;
       let out = "";
       for (let j = start; j < end; j++) out += String.fromCharCode(bytes[j]!);
       if (known === undefined && interned.size < INTERNED_MAX) interned.set(key, out);

@@ -1,6 +1,7 @@
-// Server-sent events, both ways. Decoding is eventsource-parser in a stream pipeline (never regexes over
+// Server-sent events, both ways. Decoding is eventsource-parser fed piece by piece (never regexes over
 // concatenated text); encoding writes one event per call. Both keep no state beyond the stream.
 import { createParser } from "eventsource-parser";
+import { Made, parserTransform, type PushParser } from "./push-parser.ts";
 
 export interface SseEvent {
   /** The `event:` name, when the sender gave one (Anthropic does; OpenAI does not). */
@@ -10,8 +11,8 @@ export interface SseEvent {
 
 /** What a protocol's stream decoder does with each SSE event, and at the end of the stream. */
 export interface SseSteps<T> {
-  onEvent(event: SseEvent): Iterable<T>;
-  onEnd(): Iterable<T>;
+  onEvent(event: SseEvent): readonly T[];
+  onEnd(): readonly T[];
 }
 
 /**
@@ -30,44 +31,46 @@ export class SseEventTooLarge extends Error {
 }
 
 /**
- * Upstream bytes -> whatever `steps` makes of each SSE event, in one stream stage: a streaming UTF-8
- * decoder feeding eventsource-parser, whose events go straight to the steps. Every extra stage would
- * cost a scheduling hop on each chunk, and the first event's latency is what a streaming client feels.
+ * Upstream bytes -> whatever `steps` makes of each SSE event, in one synchronous pass: a streaming UTF-8
+ * decoder feeding eventsource-parser, whose events go straight to the steps. The data plane pushes each
+ * piece of the upstream's body through this as it arrives (transport/push-parser.ts): a stream stage
+ * instead cost a promise and a scheduling turn per piece.
  */
-export function sseTransform<T>(steps: SseSteps<T>): TransformStream<Uint8Array, T> {
+export function sseParser<T>(steps: SseSteps<T>): PushParser<T> {
   const text = new TextDecoder();
-  let emit: (event: SseEvent) => void = () => {};
+  const made = new Made<T>();
   let tooLarge = false;
   const parser = createParser({
     maxBufferSize: MAX_SSE_EVENT_BYTES,
     onEvent(message) {
-      emit(message.event ? { event: message.event, data: message.data } : { data: message.data });
+      made.add(steps.onEvent(message.event ? { event: message.event, data: message.data } : { data: message.data }));
     },
     onError(error) {
       if (error.type === "max-buffer-size-exceeded") tooLarge = true;
     },
   });
-  return new TransformStream<Uint8Array, T>({
-    start(controller) {
-      emit = (event) => {
-        for (const out of steps.onEvent(event)) controller.enqueue(out);
-      };
+  return {
+    push(bytes) {
+      if (tooLarge) throw new SseEventTooLarge();
+      parser.feed(text.decode(bytes, { stream: true }));
+      if (tooLarge) {
+        made.take();
+        throw new SseEventTooLarge();
+      }
+      return made.take();
     },
-    transform(chunk, controller) {
-      if (tooLarge) return;
-      parser.feed(text.decode(chunk, { stream: true }));
-      if (tooLarge) controller.error(new SseEventTooLarge());
-    },
-    flush(controller) {
+    end() {
+      if (tooLarge) throw new SseEventTooLarge();
       const rest = text.decode();
       if (rest) parser.feed(rest);
-      for (const out of steps.onEnd()) controller.enqueue(out);
+      made.add(steps.onEnd());
+      return made.take();
     },
-  });
+  };
 }
 
 /** Upstream bytes -> SSE events, as they arrive. */
-export const sseDecoder = (): TransformStream<Uint8Array, SseEvent> => sseTransform<SseEvent>({ onEvent: (event) => [event], onEnd: () => [] });
+export const sseDecoder = (): TransformStream<Uint8Array, SseEvent> => parserTransform(sseParser<SseEvent>({ onEvent: (event) => [event], onEnd: () => [] }));
 
 const encoder = new TextEncoder();
 

@@ -51,6 +51,19 @@ function withPrelude(frame: Uint8Array, total: number, headersLength: number): U
   return out;
 }
 
+/** A frame around a raw header section (no payload), both CRCs right: only the headers can be wrong. */
+function frameWith(headers: Uint8Array): Uint8Array {
+  const total = 16 + headers.length;
+  const frame = new Uint8Array(total);
+  const view = new DataView(frame.buffer);
+  view.setUint32(0, total);
+  view.setUint32(4, headers.length);
+  view.setUint32(8, Bun.hash.crc32(frame.subarray(0, 8)));
+  frame.set(headers, 12);
+  view.setUint32(total - 4, Bun.hash.crc32(frame.subarray(0, total - 4)));
+  return frame;
+}
+
 const smithy = new EventStreamCodec(toUtf8, fromUtf8);
 
 // ---- CRC and AWS's test vectors -----------------------------------------------------------------------
@@ -279,16 +292,18 @@ describe("bad frames error the stream clearly", () => {
       [overrun, /header "x" runs past the headers section/],
       [unknown, /header "x" has unknown value type 42/],
     ] as const) {
-      const total = 16 + headers.length;
-      const frame = new Uint8Array(total);
-      const view = new DataView(frame.buffer);
-      view.setUint32(0, total);
-      view.setUint32(4, headers.length);
-      view.setUint32(8, Bun.hash.crc32(frame.subarray(0, 8)));
-      frame.set(headers, 12);
-      view.setUint32(total - 4, Bun.hash.crc32(frame.subarray(0, total - 4)));
-      expect((await decodeError([frame])).message).toMatch(reason);
+      expect((await decodeError([frameWith(headers)])).message).toMatch(reason);
     }
+  });
+
+  test("header strings are read exactly: a look-alike of one seen before (same length, first, middle and last byte) is its own string, and one that is not UTF-8 is refused", async () => {
+    /** One frame whose only header is a string named `name` with the value `value` (raw bytes). */
+    const frameOf = (name: Uint8Array, value: Uint8Array) => frameWith(Uint8Array.of(name.length, ...name, 7, value.length >> 8, value.length & 0xff, ...value));
+    const messages = await decodeChunks([frameOf(bytes(":event-type"), bytes("contentBlockDelta")), frameOf(bytes(":evXnt-tYpe"), bytes("contentXlockDelta"))]);
+    expect(messages.map((m) => m.headers)).toEqual([{ ":event-type": "contentBlockDelta" }, { ":evXnt-tYpe": "contentXlockDelta" }]);
+    const notUtf8 = bytes("contentBlockDelta");
+    notUtf8[3] = 0xff;
+    expect((await decodeError([frameOf(bytes(":event-type"), bytes("contentBlockDelta")), frameOf(bytes(":event-type"), notUtf8)])).message).toMatch(/header ":event-type" is not valid UTF-8/);
   });
 
   test("messages before a bad frame are delivered; nothing after it", async () => {

@@ -6,7 +6,7 @@ import type { ProtocolAdapter } from "../types.ts";
 import { decodeError, encodeError, errorBody } from "./errors.ts";
 import { MESSAGES_PATH, decodeRequest, encodeRequest } from "./request.ts";
 import { decodeResponse, encodeResponse, usageFromResponse } from "./response.ts";
-import { createStreamDecoder, createStreamEncoder, createStreamWriter } from "./stream.ts";
+import { createStreamParser, createStreamEncoder, createStreamWriter } from "./stream.ts";
 import { DASHED_64 } from "../tool-names.ts";
 
 /** The API version the gateway speaks upstream; every Messages request must name one. */
@@ -38,7 +38,7 @@ export const anthropic: ProtocolAdapter = {
   authHeaders: (apiKey) => ({ "x-api-key": apiKey, "anthropic-version": ANTHROPIC_VERSION }),
   // The adapter contract passes no clock; these default to the wall clock.
   decodeResponse: (body) => decodeResponse(body),
-  createStreamDecoder: () => createStreamDecoder(),
+  createStreamParser: () => createStreamParser(),
   decodeError: (status, body, headers) => decodeError(status, body, headers),
 
   // The model is a body member, so the path is the same for every model and for streaming.

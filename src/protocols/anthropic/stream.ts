@@ -8,9 +8,9 @@
 // only its own parts are held, until the open block ends. All per-stream state lives in the closures.
 import { estimateTokens, requestTextSize } from "../../ir/estimate.ts";
 import { inputTotal, irError, mergeUsage, ZERO_USAGE, type IrError, type IrFinishReason, type IrRequest, type IrStreamPart, type IrUsage } from "../../ir/index.ts";
-import { sseEvent, sseTransform, type SseEvent } from "../../transport/sse.ts";
+import { sseEvent, sseParser, type SseEvent } from "../../transport/sse.ts";
 import { writerTransform } from "../stream-writer.ts";
-import type { StreamWriter, WarningSink } from "../types.ts";
+import type { StreamParser, StreamWriter, WarningSink } from "../types.ts";
 import { decodeStreamError, errorBody } from "./errors.ts";
 import { finishFromStopReason, stopReasonFromFinish, usageFromWire, usageToWire } from "./response.ts";
 import {
@@ -34,9 +34,9 @@ import { blockSequence, type BlockPart } from "../block-sequence.ts";
 
 // ---- decoder (upstream -> IR) --------------------------------------------------------------------
 
-export function createStreamDecoder(now: () => number = Date.now): TransformStream<Uint8Array, IrStreamPart> {
+export function createStreamParser(now: () => number = Date.now): StreamParser {
   const steps = eventDecoder(now);
-  return sseTransform<IrStreamPart>({ onEvent: (event) => steps.onEvent(event), onEnd: () => steps.onEnd() });
+  return sseParser<IrStreamPart>({ onEvent: (event) => steps.onEvent(event), onEnd: () => steps.onEnd() });
 }
 
 type BlockKind = "text" | "reasoning" | "tool" | "skip";

@@ -8,7 +8,7 @@ import type { ProtocolAdapter } from "../types.ts";
 import { decodeError, encodeError } from "./errors.ts";
 import { decodeRequest, encodeRequest, upstreamPath } from "./request.ts";
 import { decodeResponse, encodeResponse, usageFromResponse } from "./response.ts";
-import { EVENTSTREAM_HEADERS, createStreamDecoder, exceptionFrame, createStreamEncoder, createStreamWriter } from "./stream.ts";
+import { EVENTSTREAM_HEADERS, createStreamParser, exceptionFrame, createStreamEncoder, createStreamWriter } from "./stream.ts";
 import { DASHED_64 } from "../tool-names.ts";
 
 export const bedrock: ProtocolAdapter = {
@@ -32,7 +32,7 @@ export const bedrock: ProtocolAdapter = {
   authHeaders: (apiKey) => ({ authorization: `Bearer ${apiKey}` }),
   // The adapter contract passes no clock; these default to the wall clock and random ids.
   decodeResponse: (body) => decodeResponse(body),
-  createStreamDecoder: () => createStreamDecoder(),
+  createStreamParser: () => createStreamParser(),
   decodeError: (status, body, headers) => decodeError(status, body, headers),
 
   upstreamPath,

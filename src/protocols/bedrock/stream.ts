@@ -4,13 +4,14 @@
 // optional contentBlockStart (tool use only), contentBlockDelta..., contentBlockStop, then messageStop
 // and metadata (usage, metrics). A failure is a frame with `:message-type: exception`.
 //
-// Decoder: bytes -> frames -> IR parts in one stage; the finish is held until metadata (which follows
+// Decoder: bytes -> frames -> IR parts in one pass; the finish is held until metadata (which follows
 // messageStop) so usage precedes it. Encoder: IR parts -> frames, one content block open at a time
 // (blocks that start while another is open wait, with only their own parts held), as Bedrock streams.
 import { irError, mergeUsage, ZERO_USAGE, type IrError, type IrFinishReason, type IrRequest, type IrStreamPart, type IrUsage } from "../../ir/index.ts";
 import { encodeEventStreamMessage, EventStreamError, EventStreamReader, type EventStreamMessage } from "../../transport/eventstream.ts";
 import { writerTransform } from "../stream-writer.ts";
-import type { StreamWriter, WarningSink } from "../types.ts";
+import { Made } from "../../transport/push-parser.ts";
+import type { StreamParser, StreamWriter, WarningSink } from "../types.ts";
 import { decodeStreamException, streamException } from "./errors.ts";
 import { finishFromStopReason, stopReasonFromFinish, usageFromWire, usageToWire } from "./response.ts";
 import {
@@ -35,34 +36,35 @@ const utf8 = new TextDecoder();
 const transient = (message: string) => irError("api_error", message, { status: 502, failure: "transient" });
 const blockId = (index: number) => `block-${index}`;
 
-export function createStreamDecoder(now: () => number = Date.now, newId: () => string = () => `bedrock-${crypto.randomUUID()}`): TransformStream<Uint8Array, IrStreamPart> {
+export function createStreamParser(now: () => number = Date.now, newId: () => string = () => `bedrock-${crypto.randomUUID()}`): StreamParser {
   const frames = new EventStreamReader();
   const steps = frameDecoder(now, newId);
   const framingFailed = (error: unknown) => {
     if (!(error instanceof EventStreamError)) throw error;
     return steps.fail(transient(`upstream sent a malformed event stream: ${error.message}`));
   };
-  return new TransformStream<Uint8Array, IrStreamPart>({
-    transform(chunk, controller) {
-      if (steps.done()) return;
-      const emit = (parts: IrStreamPart[]) => parts.forEach((part) => controller.enqueue(part));
-      try {
-        frames.push(chunk, (message) => emit(steps.onMessage(message)));
-      } catch (error) {
-        emit(framingFailed(error));
+  const made = new Made<IrStreamPart>();
+  const onMessage = (message: EventStreamMessage) => made.add(steps.onMessage(message));
+  return {
+    push(chunk) {
+      if (!steps.done()) {
+        try {
+          frames.push(chunk, onMessage);
+        } catch (error) {
+          made.add(framingFailed(error));
+        }
       }
+      return made.take();
     },
-    flush(controller) {
-      let parts: IrStreamPart[];
+    end() {
       try {
         frames.end();
-        parts = steps.onEnd();
+        return steps.onEnd();
       } catch (error) {
-        parts = steps.done() ? [] : framingFailed(error);
+        return steps.done() ? [] : framingFailed(error);
       }
-      parts.forEach((part) => controller.enqueue(part));
     },
-  });
+  };
 }
 
 type BlockKind = "text" | "reasoning" | "tool" | "skip";

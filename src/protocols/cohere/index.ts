@@ -7,7 +7,7 @@ import type { ProtocolAdapter } from "../types.ts";
 import { decodeError, encodeError } from "./errors.ts";
 import { CHAT_PATH, decodeRequest, encodeRequest } from "./request.ts";
 import { decodeResponse, encodeResponse, usageFromResponse } from "./response.ts";
-import { createStreamDecoder, createStreamEncoder, createStreamWriter } from "./stream.ts";
+import { createStreamParser, createStreamEncoder, createStreamWriter } from "./stream.ts";
 import { COHERE_NAMES } from "../tool-names.ts";
 
 export const cohere: ProtocolAdapter = {
@@ -30,7 +30,7 @@ export const cohere: ProtocolAdapter = {
   authHeaders: (apiKey) => ({ authorization: `Bearer ${apiKey}` }),
   // The adapter contract passes no clock; these default to the wall clock.
   decodeResponse: (body) => decodeResponse(body),
-  createStreamDecoder: () => createStreamDecoder(),
+  createStreamParser: () => createStreamParser(),
   decodeError: (status, body, headers) => decodeError(status, body, headers),
 
   // The model is a body member and streaming is a body member too, so the path never changes.

@@ -9,9 +9,9 @@
 // upstream streams several tool calls at once), so a block that starts while another is open waits,
 // and only its own parts are held, until the open block ends. All per-stream state lives in closures.
 import { irError, mergeUsage, ZERO_USAGE, type IrError, type IrRequest, type IrStreamPart, type IrUsage } from "../../ir/index.ts";
-import { sseEvent, sseTransform, type SseEvent } from "../../transport/sse.ts";
+import { sseEvent, sseParser, type SseEvent } from "../../transport/sse.ts";
 import { writerTransform } from "../stream-writer.ts";
-import type { StreamWriter, WarningSink } from "../types.ts";
+import type { StreamParser, StreamWriter, WarningSink } from "../types.ts";
 import { streamError } from "./errors.ts";
 import { finishFromWire, finishToWire, onceEach, usageFromWire, usageToWire } from "./response.ts";
 import { ContentDeltaEvent, ContentStartEvent, IndexedEvent, MessageEndEvent, MessageStartEvent, ToolCallDeltaEvent, ToolCallStartEvent, ToolPlanDeltaEvent, matches, type WireUsage } from "./schema.ts";
@@ -19,9 +19,9 @@ import { blockSequence, type BlockPart } from "../block-sequence.ts";
 
 // ---- decoder (upstream -> IR) --------------------------------------------------------------------
 
-export function createStreamDecoder(now: () => number = Date.now): TransformStream<Uint8Array, IrStreamPart> {
+export function createStreamParser(now: () => number = Date.now): StreamParser {
   const steps = eventDecoder(now);
-  return sseTransform<IrStreamPart>({ onEvent: (event) => steps.onEvent(event), onEnd: () => steps.onEnd() });
+  return sseParser<IrStreamPart>({ onEvent: (event) => steps.onEvent(event), onEnd: () => steps.onEnd() });
 }
 
 const malformed = (what: string) => irError("api_error", `upstream sent a malformed ${what} event`, { status: 502, failure: "transient" });

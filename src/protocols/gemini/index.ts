@@ -6,7 +6,7 @@ import type { ProtocolAdapter } from "../types.ts";
 import { decodeError, encodeError, errorBody } from "./errors.ts";
 import { decodeRequest, encodeRequest, generatePath } from "./request.ts";
 import { decodeResponse, encodeResponse, usageFromResponse } from "./response.ts";
-import { createArrayStreamDecoder, createArrayStreamEncoder, createArrayStreamWriter, createStreamDecoder, createStreamEncoder, createStreamWriter } from "./stream.ts";
+import { createArrayStreamParser, createArrayStreamEncoder, createArrayStreamWriter, createStreamParser, createStreamEncoder, createStreamWriter } from "./stream.ts";
 import { GEMINI_NAMES } from "../tool-names.ts";
 
 /** `x-goog-api-key`, as the SDK sends it; else the `key` query parameter of the docs' curl samples. */
@@ -38,7 +38,7 @@ const sse: ProtocolAdapter = {
   authHeaders: (apiKey) => ({ "x-goog-api-key": apiKey }),
   // The adapter contract passes no clock; these default to the wall clock.
   decodeResponse: (body) => decodeResponse(body),
-  createStreamDecoder: () => createStreamDecoder(),
+  createStreamParser: () => createStreamParser(),
   decodeError: (status, body, headers) => decodeError(status, body, headers),
 
   upstreamPath: (upstreamModel, stream) => generatePath(upstreamModel, stream),
@@ -57,7 +57,7 @@ const jsonArrayStream: ProtocolAdapter = {
   streamHeaders: JSON_STREAM_HEADERS,
   // In the array form the error is one more element, then the array closes (after a whole element only).
   streamBreak: (error, last) => (lastNonSpace(last) === 0x7d ? new TextEncoder().encode(`,\r\n${JSON.stringify(errorBody(error))}]`) : undefined),
-  createStreamDecoder: () => createArrayStreamDecoder(),
+  createStreamParser: () => createArrayStreamParser(),
   upstreamPath: (upstreamModel, stream) => generatePath(upstreamModel, stream, false),
 };
 

@@ -9,9 +9,10 @@
 // delta, a tool call's arguments held until it ends (Gemini has no partial arguments). All per-stream
 // state lives in the closures.
 import { irError, mergeUsage, ZERO_USAGE, type IrError, type IrRequest, type IrStreamPart, type IrUsage } from "../../ir/index.ts";
-import { sseTransform } from "../../transport/sse.ts";
+import { Made } from "../../transport/push-parser.ts";
+import { sseParser } from "../../transport/sse.ts";
 import { writerTransform } from "../stream-writer.ts";
-import type { StreamWriter, WarningSink } from "../types.ts";
+import type { StreamParser, StreamWriter, WarningSink } from "../types.ts";
 import { decodeStreamError, errorBody } from "./errors.ts";
 import { candidateOf, carriedSignature, finishFromWire, finishToWire, functionCallPart, signatureOf, usageFromWire, usageToWire } from "./response.ts";
 import { GenerateContentResponse, isObject, matches, type Json } from "./schema.ts";
@@ -120,9 +121,9 @@ function chunkDecoder(now: () => number) {
 }
 
 /** The upstream's `?alt=sse` form (the gateway always asks for it). */
-export function createStreamDecoder(now: () => number = Date.now): TransformStream<Uint8Array, IrStreamPart> {
+export function createStreamParser(now: () => number = Date.now): StreamParser {
   const steps = chunkDecoder(now);
-  return sseTransform<IrStreamPart>({
+  return sseParser<IrStreamPart>({
     onEvent: (event) => {
       let data: unknown;
       try {
@@ -143,7 +144,7 @@ export function createStreamDecoder(now: () => number = Date.now): TransformStre
  * a line: elements are separated by `,\r\n`, a JSON string cannot hold a raw line break, and a
  * pretty-printed element indents everything nested in it.
  */
-export function createArrayStreamDecoder(now: () => number = Date.now): TransformStream<Uint8Array, IrStreamPart> {
+export function createArrayStreamParser(now: () => number = Date.now): StreamParser {
   const steps = chunkDecoder(now);
   const text = new TextDecoder();
   let state: "before" | "between" | "element" | "resync" | "after" = "before";
@@ -152,7 +153,7 @@ export function createArrayStreamDecoder(now: () => number = Date.now): Transfor
   let inString = false;
   let escaped = false;
   let previous = "";
-  const emitted: IrStreamPart[] = [];
+  const emitted = new Made<IrStreamPart>();
 
   function scan(chunk: string): void {
     for (const c of chunk) {
@@ -171,7 +172,7 @@ export function createArrayStreamDecoder(now: () => number = Date.now): Transfor
           } catch {
             data = undefined;
           }
-          emitted.push(...steps.onChunk(data));
+          emitted.add(steps.onChunk(data));
           state = "between";
         }
       } else if (state === "resync") {
@@ -194,16 +195,17 @@ export function createArrayStreamDecoder(now: () => number = Date.now): Transfor
     }
   }
 
-  return new TransformStream<Uint8Array, IrStreamPart>({
-    transform(chunk, controller) {
+  return {
+    push(chunk) {
       scan(text.decode(chunk, { stream: true }));
-      for (const part of emitted.splice(0)) controller.enqueue(part);
+      return emitted.take();
     },
-    flush(controller) {
+    end() {
       scan(text.decode());
-      for (const part of [...emitted.splice(0), ...steps.onEnd()]) controller.enqueue(part);
+      emitted.add(steps.onEnd());
+      return emitted.take();
     },
-  });
+  };
 }
 
 // ---- encoder (IR -> client) ----------------------------------------------------------------------

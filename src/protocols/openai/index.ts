@@ -7,7 +7,7 @@ import type { ProtocolAdapter } from "../types.ts";
 import { decodeError, encodeError, wireError } from "./errors.ts";
 import { decodeRequest, encodeRequest } from "./request.ts";
 import { decodeResponse, encodeResponse, usageFromResponse } from "./response.ts";
-import { createStreamDecoder, createStreamEncoder, createStreamWriter } from "./stream.ts";
+import { createStreamParser, createStreamEncoder, createStreamWriter } from "./stream.ts";
 import { DASHED_64 } from "../tool-names.ts";
 import { askForStreamUsage } from "./stream-usage.ts";
 
@@ -29,7 +29,7 @@ export const openai: ProtocolAdapter = {
   encodeRequest,
   authHeaders: (apiKey) => ({ authorization: `Bearer ${apiKey}` }),
   decodeResponse,
-  createStreamDecoder,
+  createStreamParser,
   decodeError,
 
   // The model is a body member, so the path is the same for every model and for streaming.

@@ -5,18 +5,18 @@
 // parts -> SSE bytes, each part written the moment it arrives. All per-stream state lives in the closure
 // of the create* call; nothing holds more than the current chunk and a few counters.
 import { irError, mergeUsage, ZERO_USAGE, type IrFinishReason, type IrRequest, type IrStreamPart, type IrUsage } from "../../ir/index.ts";
-import { sseEvent, sseTransform } from "../../transport/sse.ts";
+import { sseEvent, sseParser } from "../../transport/sse.ts";
 import { writerTransform } from "../stream-writer.ts";
-import type { StreamWriter, WarningSink } from "../types.ts";
+import type { StreamParser, StreamWriter, WarningSink } from "../types.ts";
 import { decodeStreamError, finishFromWire, finishToWire, warnFinishLoss, wireError } from "./errors.ts";
 import { usageFromWire, usageToWire } from "./response.ts";
 import { check, type LenientMessage } from "./schema.ts";
 
 // ---- decoder (upstream -> IR) ----
 
-export function createStreamDecoder(): TransformStream<Uint8Array, IrStreamPart> {
+export function createStreamParser(): StreamParser {
   const steps = chunkDecoder();
-  return sseTransform<IrStreamPart>({ onEvent: (event) => steps.onEvent(event.data), onEnd: () => steps.onEnd() });
+  return sseParser<IrStreamPart>({ onEvent: (event) => steps.onEvent(event.data), onEnd: () => steps.onEnd() });
 }
 
 const truncated = () => irError("api_error", "the upstream stream ended before it finished", { status: 502, failure: "transient" });

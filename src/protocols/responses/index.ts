@@ -8,7 +8,7 @@ import type { ProtocolAdapter } from "../types.ts";
 import { decodeError, encodeError, failureOf } from "./errors.ts";
 import { RESPONSES_PATH, decodeRequest, encodeRequest } from "./request.ts";
 import { decodeResponse, encodeResponse, usageFromResponse } from "./response.ts";
-import { createStreamDecoder, createStreamEncoder, createStreamWriter } from "./stream.ts";
+import { createStreamParser, createStreamEncoder, createStreamWriter } from "./stream.ts";
 import { DASHED_64 } from "../tool-names.ts";
 
 export const responses: ProtocolAdapter = {
@@ -27,7 +27,7 @@ export const responses: ProtocolAdapter = {
   encodeRequest,
   authHeaders: (apiKey) => ({ authorization: `Bearer ${apiKey}` }),
   decodeResponse,
-  createStreamDecoder,
+  createStreamParser,
   decodeError,
 
   // The model is a body member, so the path is the same for every model and for streaming.

@@ -10,18 +10,18 @@
 // event names its output_index), so IR blocks map onto items one to one, except that consecutive text
 // blocks share one message item. All per-stream state lives in the closures.
 import { irError, mergeUsage, ZERO_USAGE, type IrError, type IrFinishReason, type IrRequest, type IrStreamPart, type IrUsage } from "../../ir/index.ts";
-import { sseEvent, sseTransform, type SseEvent } from "../../transport/sse.ts";
+import { sseEvent, sseParser, type SseEvent } from "../../transport/sse.ts";
 import { writerTransform } from "../stream-writer.ts";
-import type { StreamWriter, WarningSink } from "../types.ts";
+import type { StreamParser, StreamWriter, WarningSink } from "../types.ts";
 import { decodeFailure, failureOf } from "./errors.ts";
 import { finishFromWire, functionCallItem, itemId, messageItem, outputText, reasoningItem, reasoningText, responseObject, statusFromFinish, usageFromWire, warnReasoningLoss } from "./response.ts";
 import { check, type OutputItem, type StreamEvent } from "./schema.ts";
 
 // ---- decoder (upstream -> IR) ----
 
-export function createStreamDecoder(): TransformStream<Uint8Array, IrStreamPart> {
+export function createStreamParser(): StreamParser {
   const steps = eventDecoder();
-  return sseTransform<IrStreamPart>({ onEvent: (event) => steps.onEvent(event), onEnd: () => steps.onEnd() });
+  return sseParser<IrStreamPart>({ onEvent: (event) => steps.onEvent(event), onEnd: () => steps.onEnd() });
 }
 
 const upstreamFault = (message: string) => irError("api_error", message, { status: 502, failure: "transient" });

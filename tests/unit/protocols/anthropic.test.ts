@@ -9,9 +9,10 @@ import { irError, type IrError, type IrFinishUnified, type IrRequest, type IrRes
 import { anthropic } from "../../../src/protocols/anthropic/index.ts";
 import { decodeError, encodeError } from "../../../src/protocols/anthropic/errors.ts";
 import { decodeResponse, encodeResponse } from "../../../src/protocols/anthropic/response.ts";
-import { createStreamDecoder, createStreamEncoder } from "../../../src/protocols/anthropic/stream.ts";
+import { createStreamEncoder, createStreamParser } from "../../../src/protocols/anthropic/stream.ts";
 import { sseDecoder, SSE_HEADERS } from "../../../src/transport/sse.ts";
 import { bytesOf, pieces, readAll, streamOf } from "../../support/streams.ts";
+import { parserTransform } from "../../../src/transport/push-parser.ts";
 
 // ---- helpers -----------------------------------------------------------------------------------------
 
@@ -49,7 +50,7 @@ interface ErrorFixture {
 const NOW_MS = 1_700_000_000_000;
 const clock = () => NOW_MS;
 
-const decodeChunks = (chunks: readonly Uint8Array[]) => readAll(streamOf(chunks).pipeThrough(createStreamDecoder(clock)));
+const decodeChunks = (chunks: readonly Uint8Array[]) => readAll(streamOf(chunks).pipeThrough(parserTransform(createStreamParser(clock))));
 const decodeText = (text: string) => decodeChunks([bytesOf(text)]);
 
 async function parseSse(bytes: ReadableStream<Uint8Array>): Promise<WireEvent[]> {

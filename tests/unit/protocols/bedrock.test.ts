@@ -25,9 +25,10 @@ import { irError, type IrError, type IrRequest, type IrResponse, type IrStreamPa
 import { bedrock } from "../../../src/protocols/bedrock/index.ts";
 import { decodeError } from "../../../src/protocols/bedrock/errors.ts";
 import { decodeResponse, encodeResponse } from "../../../src/protocols/bedrock/response.ts";
-import { createStreamDecoder, createStreamWriter, eventFrame } from "../../../src/protocols/bedrock/stream.ts";
+import { createStreamParser, createStreamWriter, eventFrame } from "../../../src/protocols/bedrock/stream.ts";
 import { encodeEventStreamMessage } from "../../../src/transport/eventstream.ts";
 import { pieces, readAll, streamOf } from "../../support/streams.ts";
+import { parserTransform } from "../../../src/transport/push-parser.ts";
 
 // ---- helpers -----------------------------------------------------------------------------------------
 
@@ -97,7 +98,7 @@ const exceptionOf = (type: string, payload: unknown) =>
     body: utf8.encode(JSON.stringify(payload)),
   });
 
-const decodeChunks = (chunks: readonly Uint8Array[]) => readAll(streamOf(chunks).pipeThrough(createStreamDecoder(clock, newId)));
+const decodeChunks = (chunks: readonly Uint8Array[]) => readAll(streamOf(chunks).pipeThrough(parserTransform(createStreamParser(clock, newId))));
 const decodeEvents = (events: readonly WireEvent[], size?: number) => decodeChunks(size ? pieces(framesOf(events), size) : [framesOf(events)]);
 
 /** Encoder output, read back into events by the AWS SDK's codec (one frame per emitted chunk). */

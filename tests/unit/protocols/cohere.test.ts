@@ -10,9 +10,10 @@ import { adapterFor } from "../../../src/protocols/registry.ts";
 import { cohere } from "../../../src/protocols/cohere/index.ts";
 import { decodeError, encodeError } from "../../../src/protocols/cohere/errors.ts";
 import { decodeResponse, encodeResponse } from "../../../src/protocols/cohere/response.ts";
-import { createStreamDecoder, createStreamEncoder } from "../../../src/protocols/cohere/stream.ts";
+import { createStreamEncoder, createStreamParser } from "../../../src/protocols/cohere/stream.ts";
 import { sseDecoder, SSE_HEADERS } from "../../../src/transport/sse.ts";
 import { bytesOf, pieces, readAll, streamOf } from "../../support/streams.ts";
+import { parserTransform } from "../../../src/transport/push-parser.ts";
 
 // ---- helpers -----------------------------------------------------------------------------------------
 
@@ -51,7 +52,7 @@ interface ErrorFixture {
 const NOW_MS = 1_700_000_000_000;
 const clock = () => NOW_MS;
 
-const decodeChunks = (chunks: readonly Uint8Array[]) => readAll(streamOf(chunks).pipeThrough(createStreamDecoder(clock)));
+const decodeChunks = (chunks: readonly Uint8Array[]) => readAll(streamOf(chunks).pipeThrough(parserTransform(createStreamParser(clock))));
 const decodeText = (text: string) => decodeChunks([bytesOf(text)]);
 /** One SSE event as Cohere writes it. */
 const sse = (data: { type: string } & Record<string, unknown>) => `event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n`;
@@ -1039,7 +1040,7 @@ describe("adapter", () => {
 
   test("the adapter's stream decoder taps usage from a same-protocol stream for metering", async () => {
     const f = fixture<StreamFixture>("stream-text");
-    const parts = await readAll(streamOf([bytesOf(f.wire)]).pipeThrough(cohere.createStreamDecoder()));
+    const parts = await readAll(streamOf([bytesOf(f.wire)]).pipeThrough(parserTransform(cohere.createStreamParser())));
     expect(parts.filter((p) => p.type === "usage")).toEqual([{ type: "usage", usage: { inputNoCache: 71, output: 26 } }]);
   });
 });

@@ -11,8 +11,9 @@ import { gemini } from "../../../src/protocols/gemini/index.ts";
 import { decodeError, encodeError } from "../../../src/protocols/gemini/errors.ts";
 import { carriedSignature, decodeModelPart, decodeResponse, encodeResponse } from "../../../src/protocols/gemini/response.ts";
 import { DropLog } from "../../../src/protocols/gemini/schema.ts";
-import { createArrayStreamDecoder, createArrayStreamWriter, createStreamDecoder, createStreamEncoder } from "../../../src/protocols/gemini/stream.ts";
+import { createArrayStreamParser, createArrayStreamWriter, createStreamEncoder, createStreamParser } from "../../../src/protocols/gemini/stream.ts";
 import { bytesOf, pieces, readAll, streamOf } from "../../support/streams.ts";
+import { parserTransform } from "../../../src/transport/push-parser.ts";
 
 // ---- helpers -----------------------------------------------------------------------------------------
 
@@ -53,7 +54,7 @@ const NOW_MS = 1_700_000_000_000;
 const clock = () => NOW_MS;
 const textOf = (chunks: readonly Uint8Array[]) => chunks.map((c) => new TextDecoder().decode(c)).join("");
 
-const decodeChunks = (chunks: readonly Uint8Array[]) => readAll(streamOf(chunks).pipeThrough(createStreamDecoder(clock)));
+const decodeChunks = (chunks: readonly Uint8Array[]) => readAll(streamOf(chunks).pipeThrough(parserTransform(createStreamParser(clock))));
 const decodeText = (text: string) => decodeChunks([bytesOf(text)]);
 const sse = (...chunks: unknown[]) => chunks.map((c) => `data: ${JSON.stringify(c)}\r\n\r\n`).join("");
 
@@ -269,7 +270,7 @@ describe("JSON-array stream (streamGenerateContent without alt=sse)", () => {
 
   for (const size of [1, 3, 7]) {
     test(`the array decoder reads it back to the same IR, ${size} bytes at a time`, async () => {
-      const parts = await readAll(streamOf(pieces(bytesOf(arrayBytes(f.ir)), size)).pipeThrough(createArrayStreamDecoder(clock)));
+      const parts = await readAll(streamOf(pieces(bytesOf(arrayBytes(f.ir)), size)).pipeThrough(parserTransform(createArrayStreamParser(clock))));
       expect(parts.filter((p) => p.type !== "usage")).toEqual(f.ir.filter((p) => p.type !== "usage"));
       expect(parts.filter((p) => p.type === "usage").at(-1)).toEqual({ type: "usage", usage: { inputNoCache: 9, output: 10 } });
     });
@@ -278,14 +279,14 @@ describe("JSON-array stream (streamGenerateContent without alt=sse)", () => {
   test("braces and brackets inside strings do not end an element", async () => {
     const tricky = 'a } ] { [ " \\ quote';
     const wire = `[${JSON.stringify({ candidates: [{ content: { parts: [{ text: tricky }] }, finishReason: "STOP" }] })}]`;
-    const parts = await readAll(streamOf(pieces(bytesOf(wire), 2)).pipeThrough(createArrayStreamDecoder(clock)));
+    const parts = await readAll(streamOf(pieces(bytesOf(wire), 2)).pipeThrough(parserTransform(createArrayStreamParser(clock))));
     expect(parts.find((p) => p.type === "text-delta")).toEqual({ type: "text-delta", id: "block-0", delta: tricky });
   });
 
   test("a tail that starts mid-array (what the meter keeps) resumes at the next element and finds the usage", async () => {
     const text = arrayBytes(f.ir);
     const tail = text.slice(text.indexOf(",\r\n") - 10);
-    const parts = await readAll(streamOf([bytesOf(tail)]).pipeThrough(createArrayStreamDecoder(clock)));
+    const parts = await readAll(streamOf([bytesOf(tail)]).pipeThrough(parserTransform(createArrayStreamParser(clock))));
     expect(parts.filter((p) => p.type === "usage").at(-1)).toEqual({ type: "usage", usage: { inputNoCache: 9, output: 10 } });
   });
 
@@ -293,7 +294,7 @@ describe("JSON-array stream (streamGenerateContent without alt=sse)", () => {
     const pretty = f.encoded.map((chunk) => JSON.stringify(chunk, null, 2)).join("\n,\r\n");
     const wire = `[${pretty}]`;
     const tail = wire.slice(wire.lastIndexOf('"text"'));
-    const parts = await readAll(streamOf(pieces(bytesOf(tail), 3)).pipeThrough(createArrayStreamDecoder(clock)));
+    const parts = await readAll(streamOf(pieces(bytesOf(tail), 3)).pipeThrough(parserTransform(createArrayStreamParser(clock))));
     expect(parts.filter((p) => p.type === "usage")).toEqual([{ type: "usage", usage: { inputNoCache: 9, output: 10 } }]);
     expect(parts.at(-1)).toEqual({ type: "finish", finishReason: { unified: "stop", raw: "STOP" } });
   });
@@ -307,7 +308,7 @@ describe("JSON-array stream (streamGenerateContent without alt=sse)", () => {
     expect(variant.upstreamPath("gemini-2.5-flash", false)).toBe("/v1beta/models/gemini-2.5-flash:generateContent");
     const bytes = textOf(await readAll(streamOf(f.ir).pipeThrough(variant.createStreamEncoder(BASE_REQUEST, () => {}))));
     expect(JSON.parse(bytes)).toEqual(f.encoded);
-    const usage = (await readAll(streamOf([bytesOf(bytes)]).pipeThrough(variant.createStreamDecoder()))).filter((p) => p.type === "usage");
+    const usage = (await readAll(streamOf([bytesOf(bytes)]).pipeThrough(parserTransform(variant.createStreamParser())))).filter((p) => p.type === "usage");
     expect(usage.at(-1)).toEqual({ type: "usage", usage: { inputNoCache: 9, output: 10 } });
   });
 });
@@ -1185,7 +1186,7 @@ describe("adapter", () => {
     const before = Math.floor(Date.now() / 1000);
     const decoded = gemini.decodeResponse(fixture<ResponseFixture>("plain-response").wire);
     expect(decoded.ok && decoded.value.created).toBeGreaterThanOrEqual(before);
-    const parts = await readAll(streamOf([bytesOf(fixture<StreamFixture>("stream-text").wire)]).pipeThrough(gemini.createStreamDecoder()));
+    const parts = await readAll(streamOf([bytesOf(fixture<StreamFixture>("stream-text").wire)]).pipeThrough(parserTransform(gemini.createStreamParser())));
     expect(parts[0]?.type === "start" && parts[0].created).toBeGreaterThanOrEqual(before);
   });
 });

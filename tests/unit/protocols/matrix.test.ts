@@ -12,6 +12,7 @@ import { inputTotal, irError, mergeUsage, ZERO_USAGE, type IrAssistantPart, type
 import { estimateTokens, requestTextSize } from "../../../src/ir/estimate.ts";
 import { adapterFor } from "../../../src/protocols/registry.ts";
 import type { IngressContext, ProtocolAdapter, WireProtocol } from "../../../src/protocols/types.ts";
+import { parserTransform } from "../../../src/transport/push-parser.ts";
 
 // ---- adapters and fixtures -----------------------------------------------------------------------------
 
@@ -124,7 +125,7 @@ async function decodeStream(target: ProtocolAdapter, bytes: Uint8Array): Promise
     },
   });
   const out: IrStreamPart[] = [];
-  for await (const part of source.pipeThrough(target.createStreamDecoder())) out.push(part);
+  for await (const part of source.pipeThrough(parserTransform(target.createStreamParser()))) out.push(part);
   return out;
 }
 

@@ -14,6 +14,7 @@ import image from "../../fixtures/protocols/openai/chat-image.json";
 import streamText from "../../fixtures/protocols/openai/stream-text.json";
 import streamTools from "../../fixtures/protocols/openai/stream-tools.json";
 import errors from "../../fixtures/protocols/openai/errors.json";
+import { parserTransform } from "../../../src/transport/push-parser.ts";
 
 const utf8 = new TextEncoder();
 const text = new TextDecoder();
@@ -48,7 +49,7 @@ async function collect<T>(readable: ReadableStream<T>): Promise<T[]> {
   return out;
 }
 async function decodeStream(pieces: Uint8Array[]): Promise<IrStreamPart[]> {
-  const decoder = openai.createStreamDecoder();
+  const decoder = parserTransform(openai.createStreamParser());
   const parts = collect(decoder.readable);
   const writer = decoder.writable.getWriter();
   for (const piece of pieces) await writer.write(piece);

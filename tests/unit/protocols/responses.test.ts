@@ -10,6 +10,7 @@ import { responses } from "../../../src/protocols/responses/index.ts";
 import { decodeError, encodeError, failureOf } from "../../../src/protocols/responses/errors.ts";
 import { sseDecoder, SSE_HEADERS } from "../../../src/transport/sse.ts";
 import { bytesOf, pieces, readAll, streamOf } from "../../support/streams.ts";
+import { parserTransform } from "../../../src/transport/push-parser.ts";
 
 // ---- helpers -----------------------------------------------------------------------------------------
 
@@ -44,7 +45,7 @@ interface StreamFixture {
   toolArguments?: string;
 }
 
-const decodeChunks = (chunks: readonly Uint8Array[]) => readAll(streamOf(chunks).pipeThrough(responses.createStreamDecoder()));
+const decodeChunks = (chunks: readonly Uint8Array[]) => readAll(streamOf(chunks).pipeThrough(parserTransform(responses.createStreamParser())));
 const decodeText = (text: string) => decodeChunks([bytesOf(text)]);
 /** Upstream events as SSE, the way OpenAI frames them. */
 const sse = (...events: Record<string, unknown>[]) => events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join("");
@@ -182,7 +183,7 @@ describe("stream fixtures, encoder", () => {
       expect(warnings).toEqual([]);
     });
     test(`${name}: what the encoder writes decodes back to the same IR (block ids aside)`, async () => {
-      const again = await readAll(encodeBytes(f.ir, [], request()).pipeThrough(responses.createStreamDecoder()));
+      const again = await readAll(encodeBytes(f.ir, [], request()).pipeThrough(parserTransform(responses.createStreamParser())));
       const strip = (parts: IrStreamPart[]) => parts.map((p) => ("id" in p && p.type !== "start" ? { ...p, id: "" } : p));
       expect(strip(again)).toEqual(strip(f.ir));
     });

@@ -6,6 +6,7 @@ import { irError, type IrRequest, type IrStreamPart } from "../../../src/ir/inde
 import { adapterFor } from "../../../src/protocols/registry.ts";
 import type { ProtocolAdapter, WireProtocol } from "../../../src/protocols/types.ts";
 import { readAll, streamOf } from "../../support/streams.ts";
+import { parserTransform } from "../../../src/transport/push-parser.ts";
 
 const request: IrRequest = { model: "m", system: [], messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }], tools: [], sampling: {}, stream: true };
 const BEGUN: IrStreamPart[] = [
@@ -34,7 +35,7 @@ describe.each(targets)("%s streamBreak", (_name, adapter) => {
     const chunks = begunBytes(adapter);
     const ending = adapter.streamBreak?.(BROKE, chunks.at(-1)!);
     expect(ending).toBeInstanceOf(Uint8Array);
-    const parts = await readAll(streamOf([...chunks, ending!]).pipeThrough(adapter.createStreamDecoder()));
+    const parts = await readAll(streamOf([...chunks, ending!]).pipeThrough(parserTransform(adapter.createStreamParser())));
     const text = parts.flatMap((p) => (p.type === "text-delta" ? [p.delta] : [])).join("");
     expect(text).toBe("half an ans");
     const last = parts.at(-1)!;
