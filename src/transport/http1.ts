@@ -3,15 +3,16 @@
 // data callback cuts the body out of each read and pushes the pieces straight to the body's sink (body.ts),
 // with no stream object, copy or promise per piece.
 //
-// One keep-alive pool per origin, for the life of the process (like upstream.ts's sessions). Silence is
-// bounded by one shared sweep every TICK_MS rather than a timer per call: a call costs a field write per
-// socket read, and a bound fires at most about 3 ticks late. A client abort closes the connection at once.
+// Connections come from one keep-alive pool per origin (http1-pool.ts). Silence is bounded by one shared
+// sweep there rather than a timer per call: a call costs a field write per socket read, and a bound of
+// 2 s fires within about 2.75 s. A client abort closes the connection at once.
 // Errors carry what upstream.ts's transportCause and isUpstreamTimeout read: a `code`, or the name
 // "TimeoutError"; they are never worded here for a client.
 import zlib from "node:zlib";
-import type { Socket, SocketHandler } from "bun";
 import type { BodySink, UpstreamBody } from "./body.ts";
 import { badResponse, Framing, type Head, MAX_HEAD_BYTES, parseHead } from "./http1-head.ts";
+import { type Carried, clock, type Conn, coded, connect, destroy, type Origin, originFor, release } from "./http1-pool.ts";
+import type { PoolSettings } from "./upstream.ts";
 
 export interface Http1Call {
   /** Absolute http:// or https:// URL, path and query included. */
@@ -24,7 +25,7 @@ export interface Http1Call {
   /** The longest the upstream may stay silent: before the head and between the bytes of the body. */
   readonly timeoutMs: number;
   /** The origin's pool, fixed by the first call to the origin (boot-scoped settings). */
-  readonly pool: { readonly maxIdlePerHost: number; readonly idleTimeoutSecs: number };
+  readonly pool: PoolSettings;
   /** true (streams): a Content-Encoding is decoded as pieces arrive; false: left for the caller (answer.ts, within its cap). */
   readonly decode: boolean;
 }
@@ -62,16 +63,13 @@ export function send(call: Http1Call): Promise<Http1Answer> {
   head += `content-length: ${bodyBytes}${call.decode ? IDENTITY : CODINGS}`;
   const exchange = new Exchange(call, origin, head + call.body, Buffer.byteLength(head) + bodyBytes);
   const conn = origin.idle.pop();
-  if (conn === undefined) connect(origin, exchange);
+  if (conn === undefined) exchange.conn = connect(origin, exchange);
   else {
     conn.idle = false;
     exchange.start(conn);
   }
   return exchange.answer;
 }
-
-/** How often silence and idle connections are looked at; a silence bound fires between it and ~3 ticks late. */
-const TICK_MS = 250;
 
 const IDENTITY = "\r\naccept-encoding: identity\r\n\r\n";
 const CODINGS = "\r\naccept-encoding: gzip, deflate, br\r\n\r\n";
@@ -108,206 +106,9 @@ function pathStart(url: string): number {
   return at === -1 ? url.length : at;
 }
 
-// ---- errors: codes for transportCause, never wording for a client
-
-function coded(code: string, message: string): Error {
-  return Object.assign(new Error(message), { code });
-}
-
-class UpstreamTimeout extends Error {
-  override readonly name = "TimeoutError";
-}
-
 function aborted(): Error {
   return Object.assign(new Error("the client went away"), { name: "AbortError", code: "ABORT_ERR" });
 }
-
-// ---- origins and their pools
-
-class Origin {
-  readonly idle: Conn[] = [];
-  constructor(
-    readonly hostname: string,
-    readonly port: number,
-    readonly tls: { serverName: string } | undefined,
-    readonly hostHeader: string,
-    readonly maxIdle: number,
-    readonly idleMs: number,
-  ) {}
-}
-
-const origins = new Map<string, Origin>();
-
-function originFor(key: string, pool: Http1Call["pool"]): Origin {
-  let origin = origins.get(key);
-  if (origin !== undefined) return origin;
-  let url: URL;
-  try {
-    url = new URL(key);
-  } catch {
-    throw coded("ERR_INVALID_URL", "the upstream URL is not a URL");
-  }
-  const https = url.protocol === "https:";
-  if (!https && url.protocol !== "http:") throw coded("ERR_INVALID_URL", "the upstream URL is neither http nor https");
-  const hostname = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
-  const port = url.port === "" ? (https ? 443 : 80) : Number(url.port);
-  // Certificates are verified (Bun's root store, plus NODE_EXTRA_CA_CERTS) against serverName, also sent as SNI.
-  const tls = https ? { serverName: hostname } : undefined;
-  const idleMs = pool.maxIdlePerHost > 0 ? pool.idleTimeoutSecs * 1000 : 0;
-  origin = new Origin(hostname, port, tls, url.host, pool.maxIdlePerHost, idleMs);
-  origins.set(key, origin);
-  return origin;
-}
-
-// ---- connections, and the one sweep that bounds silence and idleness
-
-class Conn {
-  socket: Socket<Conn> | undefined = undefined;
-  /** The exchange the connection carries now; none while idle or once given up. */
-  ex: Exchange | undefined = undefined;
-  /** `clock` when a byte last moved (or the connection went idle). */
-  lastActive = clock;
-  /** Answers completed on it: a reused connection may be one the server has already closed. */
-  used = 0;
-  idle = false;
-  /** Given up (timed out, aborted, not reusable): closed as soon as it opens. */
-  dead = false;
-  /** Why the TLS handshake failed, for the close that follows. */
-  error: Error | undefined = undefined;
-  constructor(readonly origin: Origin) {}
-}
-
-/** A coarse clock: performance.now() at the last sweep. Reads stamp it; the sweep allows a tick for its lag. */
-let clock = performance.now();
-let sweeper: Timer | undefined;
-/** Every connection open or opening: the sweep looks at each. */
-const live = new Set<Conn>();
-
-function track(conn: Conn): void {
-  live.add(conn);
-  if (sweeper !== undefined) return;
-  clock = performance.now();
-  sweeper = setInterval(sweep, TICK_MS);
-  sweeper.unref();
-}
-
-function untrack(conn: Conn): void {
-  conn.dead = true;
-  if (!live.delete(conn) || live.size > 0 || sweeper === undefined) return;
-  clearInterval(sweeper);
-  sweeper = undefined;
-}
-
-function sweep(): void {
-  clock = performance.now();
-  for (const conn of live) {
-    const ex = conn.ex;
-    if (ex !== undefined) {
-      // A paused body is the client's slowness, not the upstream's silence.
-      if (!ex.paused && clock - conn.lastActive > ex.timeoutMs + TICK_MS) ex.abandon(new UpstreamTimeout(`the upstream stayed silent for ${ex.timeoutMs} ms`));
-    } else if (conn.idle && clock - conn.lastActive > conn.origin.idleMs) close(conn);
-  }
-}
-
-function connect(origin: Origin, ex: Exchange): void {
-  const conn = new Conn(origin);
-  conn.ex = ex;
-  ex.conn = conn;
-  track(conn);
-  void Bun.connect<Conn>({ hostname: origin.hostname, port: origin.port, tls: origin.tls, data: conn, socket: HANDLERS });
-}
-
-/** Closes a connection no exchange will use (gracefully: the server sees a FIN). */
-function close(conn: Conn): void {
-  dropIdle(conn);
-  conn.ex = undefined;
-  untrack(conn);
-  conn.socket?.end();
-}
-
-/** Closes a connection at once (an abort, a timeout, a bad answer): the server sees a reset and stops. */
-function destroy(conn: Conn): void {
-  dropIdle(conn);
-  conn.ex = undefined;
-  untrack(conn);
-  conn.socket?.terminate();
-}
-
-function dropIdle(conn: Conn): void {
-  if (!conn.idle) return;
-  conn.idle = false;
-  const idle = conn.origin.idle;
-  const at = idle.indexOf(conn);
-  if (at !== -1) idle.splice(at, 1);
-}
-
-/** An answer ended whole: the connection goes back to its pool (LIFO) if it may carry another request. */
-function release(conn: Conn, reusable: boolean): void {
-  conn.ex = undefined;
-  conn.used++;
-  const origin = conn.origin;
-  if (!reusable || origin.idleMs <= 0 || origin.idle.length >= origin.maxIdle) return close(conn);
-  conn.idle = true;
-  conn.lastActive = clock;
-  origin.idle.push(conn);
-}
-
-function ready(conn: Conn): void {
-  const ex = conn.ex;
-  if (ex === undefined || conn.dead) return void conn.socket?.terminate();
-  ex.write(conn);
-}
-
-const HANDLERS: SocketHandler<Conn> = {
-  open(socket) {
-    const conn = socket.data;
-    conn.socket = socket;
-    // A TLS connection is ready only after its handshake (a write before it is dropped).
-    if (conn.origin.tls === undefined) ready(conn);
-  },
-  handshake(socket, success, error) {
-    const conn = socket.data;
-    if (success) return ready(conn);
-    conn.error = error ?? coded("ERR_TLS_HANDSHAKE", "TLS handshake failed");
-    socket.terminate();
-  },
-  connectError(socket, error) {
-    const conn = socket.data;
-    const ex = conn.ex;
-    conn.ex = undefined;
-    untrack(conn);
-    if (ex !== undefined) ex.closed(conn, error);
-  },
-  data(socket, data) {
-    const conn = socket.data;
-    const ex = conn.ex;
-    // Bytes on an idle connection answer nothing that was asked: it cannot carry a request any more.
-    if (ex === undefined) return destroy(conn);
-    conn.lastActive = clock;
-    try {
-      ex.received(conn, data);
-    } catch (error) {
-      // A sink that threw: the body is given up like a cancelled one.
-      ex.abandon(error instanceof Error ? error : new Error(String(error)));
-    }
-  },
-  drain(socket) {
-    const conn = socket.data;
-    conn.lastActive = clock;
-    conn.ex?.write(conn);
-  },
-  close(socket, error) {
-    const conn = socket.data;
-    dropIdle(conn);
-    untrack(conn);
-    const ex = conn.ex;
-    conn.ex = undefined;
-    if (ex !== undefined) ex.closed(conn, conn.error ?? error);
-  },
-  error(socket, error) {
-    socket.data.error ??= error;
-  },
-};
 
 // ---- one request and its answer
 
@@ -344,7 +145,7 @@ const DECODERS: Readonly<Record<string, () => zlib.Inflate | zlib.Gunzip | zlib.
 };
 
 /** One request and its answer; the answer's body is this object (no closure or stream per request). */
-class Exchange implements UpstreamBody, EventListenerObject {
+class Exchange implements UpstreamBody, Carried, EventListenerObject {
   readonly answer: Promise<Http1Answer>;
   private resolveAnswer!: (answer: Http1Answer) => void;
   private rejectAnswer!: (error: Error) => void;
@@ -380,7 +181,8 @@ class Exchange implements UpstreamBody, EventListenerObject {
   constructor(
     call: Http1Call,
     private readonly origin: Origin,
-    private readonly request: string,
+    /** Kept until the answer starts (a retry sends it again), then let go: it may be megabytes. */
+    private request: string | undefined,
     private readonly requestBytes: number,
   ) {
     this.signal = call.signal;
@@ -405,12 +207,12 @@ class Exchange implements UpstreamBody, EventListenerObject {
     const socket = conn.socket!;
     if (this.unsent === undefined) {
       if (this.written > 0) return;
-      const wrote = socket.write(this.request);
+      const wrote = socket.write(this.request!);
       if (wrote === this.requestBytes) {
         this.written = wrote;
         return;
       }
-      this.unsent = Buffer.from(this.request).subarray(Math.max(wrote, 0));
+      this.unsent = Buffer.from(this.request!).subarray(Math.max(wrote, 0));
     } else {
       const wrote = socket.write(this.unsent);
       if (wrote > 0) this.unsent = this.unsent.subarray(wrote);
@@ -445,7 +247,8 @@ class Exchange implements UpstreamBody, EventListenerObject {
         this.retried = true;
         this.unsent = undefined;
         this.written = 0;
-        return connect(this.origin, this);
+        this.conn = connect(this.origin, this);
+        return;
       }
       this.failHead(error ?? coded("ECONNRESET", "the upstream closed the connection before answering"));
     } else if (this.phase === Phase.Body) {
@@ -505,6 +308,7 @@ class Exchange implements UpstreamBody, EventListenerObject {
 
   private startBody(head: Head): void {
     this.phase = Phase.Body;
+    this.request = undefined;
     this.framing = head.framing;
     this.left = head.framing === Framing.Length ? head.length : 0;
     this.keepAlive = head.keepAlive;

@@ -173,6 +173,26 @@ describe("honest answers", () => {
     whole.body.cancel();
   });
 
+  test("a body larger than the socket takes at once is written whole", async () => {
+    const body = JSON.stringify({ text: "ü".repeat(4 << 20) });
+    await drain(await send(call(`${base}/large`, { body })));
+    expect(seen.at(-1)!.body === body).toBe(true);
+  });
+
+  test("an idle connection is closed after idleTimeoutSecs", async () => {
+    let closedAt = 0;
+    const server = await rawServer((socket) => {
+      socket.on("close", () => (closedAt = performance.now()));
+      socket.write(OK);
+    });
+    await drain(await send(call(server.url, { pool: { maxIdlePerHost: 4, idleTimeoutSecs: 1 } })));
+    const idleFrom = performance.now();
+    await Bun.sleep(1700);
+    expect(closedAt - idleFrom).toBeGreaterThanOrEqual(1000);
+    await drain(await send(call(server.url)));
+    expect(server.connections).toBe(2);
+  });
+
   test("a header value with a line break is refused before anything is sent", async () => {
     const error = await failure(send(call(`${base}/x`, { headers: { "x-a": "1\r\nx-b: 2" } })));
     expect((error as { code?: string }).code).toBe("ERR_INVALID_HEADER");
