@@ -168,8 +168,6 @@ class Exchange implements UpstreamBody, Carried, EventListenerObject {
   private keepAlive = false;
   // The body's consumer side.
   paused = false;
-  /** The rest of a read that came while paused, parsed on resume. */
-  private stash: Buffer | undefined = undefined;
   private pending: Uint8Array[] | undefined = undefined;
   private waiter: PromiseWithResolvers<Uint8Array | null> | undefined = undefined;
   private sink: BodySink | undefined = undefined;
@@ -252,12 +250,6 @@ class Exchange implements UpstreamBody, Carried, EventListenerObject {
       }
       this.failHead(error ?? coded("ECONNRESET", "the upstream closed the connection before answering"));
     } else if (this.phase === Phase.Body) {
-      // What came before the close is the body's, even if the consumer had paused.
-      const stash = this.stash;
-      this.stash = undefined;
-      this.paused = false;
-      if (stash !== undefined) this.parseBody(stash, 0);
-      if (this.phase !== Phase.Body) return;
       if (this.framing === Framing.UntilClose && error === undefined) this.complete(false);
       else {
         this.phase = Phase.Done;
@@ -269,14 +261,7 @@ class Exchange implements UpstreamBody, Carried, EventListenerObject {
   /** A read from the socket. */
   received(conn: Conn, data: Buffer): void {
     this.gotBytes = true;
-    if (this.phase === Phase.Body) {
-      if (this.stash !== undefined) {
-        this.stash = Buffer.concat([this.stash, data]);
-        if (!this.paused) this.resume();
-        return;
-      }
-      return this.parseBody(data, 0);
-    }
+    if (this.phase === Phase.Body) return this.parseBody(data, 0);
     if (this.phase === Phase.Done) return destroy(conn);
     let buf = data;
     let from = 0;
@@ -360,18 +345,22 @@ class Exchange implements UpstreamBody, Carried, EventListenerObject {
     }
   }
 
+  /**
+   * The chunks' data in one read are handed out as one piece (copied together when there are several): a
+   * sink call per chunk cost more than the copy, and a backpressure pause takes effect at the next read.
+   */
   private parseChunks(data: Buffer, i: number): void {
     const n = data.byteLength;
+    let out: Uint8Array | undefined;
+    let outs: Uint8Array[] | undefined;
     while (i < n) {
-      if (this.paused && this.phase === Phase.Body) {
-        this.stash = data.subarray(i);
-        return;
-      }
       const c = data[i]!;
       switch (this.chunk) {
         case Chunk.Data: {
           const take = Math.min(this.left, n - i);
-          this.piece(data.subarray(i, i + take));
+          const bytes = data.subarray(i, i + take);
+          if (out === undefined) out = bytes;
+          else (outs ??= [out]).push(bytes);
           i += take;
           this.left -= take;
           if (this.left === 0) this.chunk = Chunk.DataCr;
@@ -419,10 +408,12 @@ class Exchange implements UpstreamBody, Carried, EventListenerObject {
           break;
         case Chunk.EndLf:
           if (c !== 0x0a) return this.abandon(badResponse("chunked body without its last CRLF"));
+          if (out !== undefined) this.piece(outs === undefined ? out : Buffer.concat(outs));
           return this.complete(i + 1 < n);
       }
       i++;
     }
+    if (out !== undefined) this.piece(outs === undefined ? out : Buffer.concat(outs));
   }
 
   private piece(bytes: Uint8Array): void {
@@ -522,7 +513,7 @@ class Exchange implements UpstreamBody, Carried, EventListenerObject {
   }
 
   resume(): void {
-    if (!this.paused && this.stash === undefined) return;
+    if (!this.paused) return;
     this.paused = false;
     const conn = this.conn;
     if (conn !== undefined) {
@@ -531,10 +522,6 @@ class Exchange implements UpstreamBody, Carried, EventListenerObject {
     }
     this.decoder?.resume();
     this.flush();
-    if (this.paused) return;
-    const stash = this.stash;
-    this.stash = undefined;
-    if (stash !== undefined && this.phase === Phase.Body) this.parseBody(stash, 0);
   }
 
   cancel(): void {
