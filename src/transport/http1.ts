@@ -135,6 +135,8 @@ const enum Chunk {
 /** The longest chunk-size line and the most trailer bytes read (a peer could otherwise stream an endless line). */
 const MAX_LINE = 4096;
 const MAX_SIZE_DIGITS = 12;
+/** Interim (1xx) answers taken before the real one: a peer could otherwise send them forever, never silent. */
+const MAX_INTERIM = 8;
 
 const DECODERS: Readonly<Record<string, () => zlib.Inflate | zlib.Gunzip | zlib.BrotliDecompress | zlib.ZstdDecompress>> = {
   gzip: zlib.createGunzip,
@@ -159,6 +161,7 @@ class Exchange implements UpstreamBody, Carried, EventListenerObject {
   private written = 0;
   private retried = false;
   private gotBytes = false;
+  private interim = 0;
   private headBuf: Buffer | undefined = undefined;
   private framing = Framing.None;
   /** Bytes left: of the body (Length) or of the current chunk (Chunked); the size being read (Chunk.Size). */
@@ -285,6 +288,7 @@ class Exchange implements UpstreamBody, Carried, EventListenerObject {
       }
       // An interim answer (100 Continue, 103 Early Hints) precedes the real one; 101 would switch protocols, never asked for.
       if (head.status === 101) return this.abandon(badResponse("an unasked protocol switch (101)"));
+      if (++this.interim > MAX_INTERIM) return this.abandon(badResponse(`more than ${MAX_INTERIM} interim answers`));
       buf = buf.subarray(end + 4);
       from = 0;
       if (buf.byteLength === 0) return;

@@ -289,6 +289,11 @@ describe("hostile and broken upstreams", () => {
     expect((await drain(answer)).text).toBe("done");
   });
 
+  test("an endless run of interim answers is refused", async () => {
+    const server = await rawServer((socket) => socket.write("HTTP/1.1 100 Continue\r\n\r\n".repeat(20)));
+    expect((await failure(send(call(server.url))) as { code?: string }).code).toBe("EBADRESPONSE");
+  });
+
   test("pause stops reading until resume; a client abort closes the connection and fails the body", async () => {
     let closed = false;
     const server = await rawServer(async (socket) => {
