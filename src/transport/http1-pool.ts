@@ -2,6 +2,8 @@
 // process, Bun.connect's socket handlers, and the one shared sweep that bounds silence and idleness. A
 // connection carries one exchange at a time; what it tells the exchange is the Carried interface.
 import type { Socket, SocketHandler } from "bun";
+import { badResponse, MAX_HEAD_BYTES, parseHead } from "./http1-head.ts";
+import { connectRequest, proxyFor } from "./http1-proxy.ts";
 import type { PoolSettings } from "./upstream.ts";
 
 /** What a connection carries (http1.ts's exchange): told of each read, of drains, of the close. */
@@ -34,10 +36,16 @@ class UpstreamTimeout extends Error {
 export class Origin {
   readonly idle: Conn[] = [];
   constructor(
+    /** Where connections go: the origin, or its proxy. */
     readonly hostname: string,
     readonly port: number,
     readonly tls: { serverName: string } | undefined,
-    readonly hostHeader: string,
+    /** `host: ...\r\n`, with the proxy's credentials for a request sent through an http proxy. */
+    readonly hostLine: string,
+    /** Before the path in the request line: "" or, through an http proxy, `http://host:port` (absolute form). */
+    readonly target: string,
+    /** The CONNECT request of an https origin reached through a proxy. */
+    readonly tunnel: string | undefined,
     readonly maxIdle: number,
     readonly idleMs: number,
   ) {}
@@ -61,7 +69,11 @@ export function originFor(key: string, pool: PoolSettings): Origin {
   // Certificates are verified (Bun's root store, plus NODE_EXTRA_CA_CERTS) against serverName, also sent as SNI.
   const tls = https ? { serverName: hostname } : undefined;
   const idleMs = pool.maxIdlePerHost > 0 ? pool.idleTimeoutSecs * 1000 : 0;
-  origin = new Origin(hostname, port, tls, url.host, pool.maxIdlePerHost, idleMs);
+  const proxy = proxyFor(https, hostname, port);
+  const hostLine = `host: ${url.host}\r\n`;
+  if (proxy === undefined) origin = new Origin(hostname, port, tls, hostLine, "", undefined, pool.maxIdlePerHost, idleMs);
+  else if (https) origin = new Origin(proxy.hostname, proxy.port, tls, hostLine, "", connectRequest(`${url.hostname}:${port}`, proxy), pool.maxIdlePerHost, idleMs);
+  else origin = new Origin(proxy.hostname, proxy.port, undefined, hostLine + proxy.authorization, `http://${url.host}`, undefined, pool.maxIdlePerHost, idleMs);
   origins.set(key, origin);
   return origin;
 }
@@ -79,8 +91,11 @@ export class Conn {
   idle = false;
   /** Given up (timed out, aborted, not reusable): closed as soon as it opens. */
   dead = false;
-  /** Why the TLS handshake failed, for the close that follows. */
+  /** Why the TLS handshake or the proxy's tunnel failed, for the close that follows. */
   error: Error | undefined = undefined;
+  /** Through a proxy's tunnel: the CONNECT answer as far as it came, and whether the tunnel is open. */
+  tunnelHead: Buffer | undefined = undefined;
+  tunnelled = false;
   constructor(readonly origin: Origin) {}
 }
 
@@ -121,7 +136,8 @@ export function connect(origin: Origin, ex: Carried): Conn {
   const conn = new Conn(origin);
   conn.ex = ex;
   track(conn);
-  void Bun.connect<Conn>({ hostname: origin.hostname, port: origin.port, tls: origin.tls, data: conn, socket: HANDLERS });
+  if (origin.tunnel !== undefined) void Bun.connect<Conn>({ hostname: origin.hostname, port: origin.port, data: conn, socket: TUNNEL_HANDLERS });
+  else void Bun.connect<Conn>({ hostname: origin.hostname, port: origin.port, tls: origin.tls, data: conn, socket: HANDLERS });
   return conn;
 }
 
@@ -216,3 +232,49 @@ const HANDLERS: SocketHandler<Conn> = {
     socket.data.error ??= error;
   },
 };
+
+/**
+ * A connection to a proxy that is to become a tunnel: CONNECT, its answer, then TLS to the origin over the
+ * same socket (upgradeTLS), whose events go to HANDLERS. The raw socket goes on hearing the ciphertext,
+ * which the TLS socket reads itself.
+ */
+const TUNNEL_HANDLERS: SocketHandler<Conn> = {
+  open(socket) {
+    const conn = socket.data;
+    conn.socket = socket;
+    if (conn.dead || conn.ex === undefined) return socket.terminate();
+    socket.write(conn.origin.tunnel!);
+  },
+  data(socket, data) {
+    const conn = socket.data;
+    if (conn.tunnelled) return;
+    conn.lastActive = clock;
+    const buf = conn.tunnelHead === undefined ? data : Buffer.concat([conn.tunnelHead, data]);
+    const end = buf.indexOf("\r\n\r\n");
+    if (end === -1 || end > MAX_HEAD_BYTES) {
+      if (buf.byteLength <= MAX_HEAD_BYTES) conn.tunnelHead = buf;
+      else tunnelFailed(socket, badResponse("the proxy's answer to CONNECT is too large"));
+      return;
+    }
+    conn.tunnelHead = undefined;
+    const head = parseHead(buf.toString("latin1", 0, end));
+    if (head instanceof Error) return tunnelFailed(socket, head);
+    if (head.status < 200 || head.status > 299) return tunnelFailed(socket, coded("EPROXY", `the proxy answered CONNECT with ${head.status}`));
+    conn.tunnelled = true;
+    socket.upgradeTLS<Conn>({ data: conn, tls: conn.origin.tls!, socket: HANDLERS });
+  },
+  close(socket, error) {
+    if (!socket.data.tunnelled) HANDLERS.close!(socket, error);
+  },
+  connectError(socket, error) {
+    HANDLERS.connectError!(socket, error);
+  },
+  error(socket, error) {
+    socket.data.error ??= error;
+  },
+};
+
+function tunnelFailed(socket: Socket<Conn>, error: Error): void {
+  socket.data.error = error;
+  socket.terminate();
+}

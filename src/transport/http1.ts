@@ -51,7 +51,7 @@ export function send(call: Http1Call): Promise<Http1Answer> {
   }
   if (call.signal.aborted) return Promise.reject(aborted());
   const path = at === url.length ? "/" : url.charCodeAt(at) === 0x3f ? `/${url.slice(at)}` : url.slice(at);
-  let head = `POST ${path} HTTP/1.1\r\nhost: ${origin.hostHeader}\r\n`;
+  let head = `POST ${origin.target}${path} HTTP/1.1\r\n${origin.hostLine}`;
   const headers = call.headers;
   for (const name in headers) {
     const value = headers[name]!;

@@ -344,6 +344,45 @@ describe("hostile and broken upstreams", () => {
   });
 });
 
+describe("proxies from the environment", () => {
+  /** Runs `body` with the environment variables set, restoring them after (an origin reads them when its pool is made). */
+  async function withEnv(vars: Record<string, string>, body: () => Promise<void>): Promise<void> {
+    const saved = Object.fromEntries(Object.keys(vars).map((name) => [name, process.env[name]]));
+    Object.assign(process.env, vars);
+    try {
+      await body();
+    } finally {
+      for (const [name, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
+  }
+
+  test("http_proxy: the request goes to the proxy in absolute form, with its credentials; no_proxy hosts go direct", async () => {
+    const proxy = await rawServer((socket, request) => {
+      const line = request.slice(0, request.indexOf("\r\n"));
+      const auth = /proxy-authorization: (.*)\r\n/.exec(request)?.[1] ?? "none";
+      const text = `${line}|${auth}`;
+      socket.write(`HTTP/1.1 200 OK\r\ncontent-length: ${text.length}\r\n\r\n${text}`);
+    });
+    await withEnv({ http_proxy: `http://u:p%40ss@${new URL(proxy.url).host}`, no_proxy: "example.com, .direct.invalid" }, async () => {
+      const answer = await send(call("http://proxied.invalid:8080/v1/chat?x=1"));
+      expect((await drain(answer)).text).toBe(`POST http://proxied.invalid:8080/v1/chat?x=1 HTTP/1.1|Basic ${btoa("u:p@ss")}`);
+      // Bypassed: looked up directly, and there is no such host.
+      expect(transportCause(await failure(send(call("http://api.direct.invalid/v1"))))).toBe("DNS lookup failed");
+    });
+  });
+
+  test("https_proxy: a proxy that refuses CONNECT fails the call as the proxy's", async () => {
+    const proxy = await rawServer((socket) => socket.write("HTTP/1.1 407 Proxy Authentication Required\r\ncontent-length: 0\r\n\r\n"));
+    await withEnv({ https_proxy: new URL(proxy.url).origin }, async () => {
+      const error = await failure(send(call("https://tunnelled.invalid/v1")));
+      expect((error as { code?: string }).code).toBe("EPROXY");
+    });
+  });
+});
+
 describe("https", () => {
   const dir = makeTlsDir();
   const secure = Bun.serve({ hostname: "127.0.0.1", port: 0, tls: { cert: readFileSync(`${dir}/cert.pem`, "utf8"), key: readFileSync(`${dir}/key.pem`, "utf8") }, fetch: () => new Response("secure") });
@@ -364,5 +403,38 @@ describe("https", () => {
     const child = Bun.spawn([process.execPath, "-e", script], { env: { ...process.env, NODE_EXTRA_CA_CERTS: `${dir}/ca.pem` }, stdout: "pipe", stderr: "pipe" });
     const [out] = await Promise.all([new Response(child.stdout).text(), child.exited]);
     expect(out.trim()).toBe("200 secure");
+  });
+
+  test("https_proxy: TLS to the origin inside a CONNECT tunnel, certificate verified; the tunnel is reused", async () => {
+    const connects: string[] = [];
+    const proxy = net.createServer((client) => {
+      client.on("error", () => {});
+      client.once("data", (data) => {
+        const request = data.toString("latin1");
+        connects.push(`${request.slice(0, request.indexOf("\r\n"))}|${/proxy-authorization: (.*)\r\n/.exec(request)?.[1] ?? "none"}`);
+        const port = Number(/^CONNECT [^ ]+:(\d+) /.exec(request)![1]);
+        const upstream = net.connect(port, "127.0.0.1", () => {
+          client.write("HTTP/1.1 200 Connection established\r\n\r\n");
+          client.pipe(upstream).pipe(client);
+        });
+        upstream.on("error", () => client.destroy());
+      });
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+    const script = `import { send } from ${JSON.stringify(`${import.meta.dir}/../../src/transport/http1.ts`)};
+      const out = [];
+      for (let i = 0; i < 2; i++) {
+        const answer = await send({ url: "https://localhost:${secure.port}/v1", headers: {}, body: "", signal: new AbortController().signal, timeoutMs: 5000, pool: { maxIdlePerHost: 1, idleTimeoutSecs: 5 }, decode: true });
+        out.push(answer.status + " " + Buffer.from(await answer.body.read()).toString());
+        await answer.body.read();
+      }
+      console.log(out.join(","));
+      process.exit(0);`;
+    const env = { ...process.env, NODE_EXTRA_CA_CERTS: `${dir}/ca.pem`, HTTPS_PROXY: `http://agent:secret@127.0.0.1:${(proxy.address() as net.AddressInfo).port}`, NO_PROXY: `localhost:1` };
+    const child = Bun.spawn([process.execPath, "-e", script], { env, stdout: "pipe", stderr: "pipe" });
+    const [out] = await Promise.all([new Response(child.stdout).text(), child.exited]);
+    proxy.close();
+    expect(out.trim()).toBe("200 secure,200 secure");
+    expect(connects).toEqual([`CONNECT localhost:${secure.port} HTTP/1.1|Basic ${btoa("agent:secret")}`]);
   });
 });
