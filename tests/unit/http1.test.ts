@@ -335,6 +335,28 @@ describe("hostile and broken upstreams", () => {
     expect(await answer.body.read()).toBeNull();
   });
 
+  test("a client abort before the head rejects at once; a cancelled body's connection is never reused", async () => {
+    const closes: number[] = [];
+    const server = await rawServer((socket, _request, index) => {
+      socket.on("close", () => closes.push(index));
+      if (index === 1) socket.write("HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nfive.");
+      if (index === 2) socket.write(OK);
+    });
+    const client = new AbortController();
+    const pending = send(call(server.url, { signal: client.signal }));
+    await Bun.sleep(20);
+    client.abort();
+    expect((await failure(pending)).name).toBe("AbortError");
+    const answer = await send(call(server.url));
+    expect(Buffer.from((await answer.body.read())!).toString()).toBe("five.");
+    answer.body.cancel();
+    answer.body.cancel();
+    expect((await drain(await send(call(server.url)))).text).toBe("ok");
+    await Bun.sleep(20);
+    expect(closes).toEqual([0, 1]);
+    expect(server.connections).toBe(3);
+  });
+
   test("connection refused is classified", async () => {
     const server = await rawServer(() => {});
     const url = server.url;
