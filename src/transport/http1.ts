@@ -301,7 +301,7 @@ class Exchange implements UpstreamBody, Carried, EventListenerObject {
     this.framing = head.framing;
     this.left = head.framing === Framing.Length ? head.length : 0;
     this.keepAlive = head.keepAlive;
-    let encoded = head.coding !== "";
+    let encoded = head.coding !== "" && head.framing !== Framing.None;
     if (encoded && this.decode) {
       const make = DECODERS[head.coding];
       if (make !== undefined) {

@@ -56,6 +56,7 @@ const honest = Bun.serve({
         { headers: { "content-type": "text/event-stream" } },
       );
     }
+    if (path === "/204") return new Response(null, { status: 204, headers: { "content-encoding": "gzip" } });
     if (path === "/gzip") return new Response(gzipSync("zipped ".repeat(100)), { headers: { "content-encoding": "gzip", "content-type": "text/plain" } });
     return Response.json({ ok: true, path: new URL(request.url).search }, { headers: { "X-Request-Id": "r1" } });
   },
@@ -171,6 +172,9 @@ describe("honest answers", () => {
     const first = await whole.body.read();
     expect(Buffer.from(first!).subarray(0, 2)).toEqual(Buffer.from([0x1f, 0x8b]));
     whole.body.cancel();
+    // No body, so nothing to decode (an empty gzip stream would not decode).
+    const empty = await send(call(`${base}/204`));
+    expect([empty.status, empty.encoded, await empty.body.read()]).toEqual([204, false, null]);
   });
 
   test("a body larger than the socket takes at once is written whole", async () => {
