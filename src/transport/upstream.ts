@@ -67,6 +67,8 @@ export function transportCause(error: unknown): string {
   if (code === "ECONNRESET" || code === "EPIPE" || code === "ConnectionClosed") return "connection reset";
   if (code === "ENOTFOUND" || code.startsWith("EAI_") || code.startsWith("DNS")) return "DNS lookup failed";
   if (code === "EPROTO" || /CERT|TLS|SSL|SIGNATURE|ISSUER/.test(code)) return "TLS handshake or certificate failed";
+  if (code === "EBADRESPONSE") return "malformed HTTP answer";
+  if (code === "EPROXY" || code === "ERR_INVALID_PROXY") return "the proxy (HTTPS_PROXY / HTTP_PROXY) refused or is unusable";
   return "connection failed";
 }
 

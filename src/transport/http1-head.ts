@@ -1,0 +1,121 @@
+// An HTTP/1.1 answer's head, read as a hostile peer may write it: the status line and the header lines,
+// bounded in size, with the four headers the client needs (framing, reuse, content coding) picked out on
+// the way. Anything an honest server would not send is refused, never guessed at.
+
+/** The longest head read: status line and headers (what nginx allows with large_client_header_buffers 4 64k). */
+export const MAX_HEAD_BYTES = 64 * 1024;
+
+/** How the body after the head is framed. */
+export const enum Framing {
+  None,
+  Length,
+  Chunked,
+  /** HTTP/1.0, or no length given: the body runs until the server closes. */
+  UntilClose,
+}
+
+export interface Head {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly framing: Framing;
+  /** Content-Length (Framing.Length). */
+  readonly length: number;
+  /** The server lets the connection carry another request (HTTP/1.1, no `connection: close`, no framing doubt). */
+  readonly keepAlive: boolean;
+  /** Content-Encoding, lowercased, or "" for none/identity. */
+  readonly coding: string;
+}
+
+/** An answer the client cannot read as HTTP/1.1: transportCause words it by its code. */
+export function badResponse(why: string): Error {
+  return Object.assign(new Error(`malformed upstream answer: ${why}`), { code: "EBADRESPONSE" });
+}
+
+const SP = 0x20;
+const HTAB = 0x09;
+
+/**
+ * Parses `text` (the head up to, not including, the blank line, as latin1) into a Head, or returns the
+ * reason it is refused. Interim (1xx) answers are parsed too; the caller skips them. Every request is a
+ * POST, so only the status decides that an answer has no body.
+ */
+export function parseHead(text: string): Head | Error {
+  // "HTTP/1.x NNN" then a space and a reason, or nothing.
+  if (text.length < 12 || !text.startsWith("HTTP/1.") || text.charCodeAt(8) !== SP) return badResponse("no HTTP/1.x status line");
+  const minor = text.charCodeAt(7);
+  if (minor !== 0x30 && minor !== 0x31) return badResponse("no HTTP/1.x status line");
+  const status = digit(text, 9) * 100 + digit(text, 10) * 10 + digit(text, 11);
+  if (!(status >= 100 && status <= 599) || (text.length > 12 && text.charCodeAt(12) !== SP && text.charCodeAt(12) !== 0x0d)) return badResponse("bad status code");
+  let keepAlive = minor === 0x31;
+  let length = -1;
+  let chunked = false;
+  let coding = "";
+  const pairs: [string, string][] = [];
+  let at = text.indexOf("\r\n");
+  while (at !== -1) {
+    const start = at + 2;
+    const next = text.indexOf("\r\n", start);
+    const end = next === -1 ? text.length : next;
+    at = next;
+    const first = text.charCodeAt(start);
+    // A folded continuation line (obsolete, RFC 9112 section 5.2) is refused rather than unfolded.
+    if (first === SP || first === HTAB) return badResponse("folded header line");
+    const colon = text.indexOf(":", start);
+    if (colon <= start || colon >= end) return badResponse("header line without a name");
+    const name = text.slice(start, colon);
+    const value = text.slice(colon + 1, end).trim();
+    pairs.push([name, value]);
+    // Only names of these lengths can be one of the four headers looked at; others are never lowercased.
+    switch (name.length) {
+      case 10:
+        if (name.toLowerCase() === "connection" && hasToken(value, "close")) keepAlive = false;
+        break;
+      case 14:
+        if (name.toLowerCase() === "content-length") {
+          if (!/^\d{1,15}$/.test(value) || (length !== -1 && length !== Number(value))) return badResponse("bad content-length");
+          length = Number(value);
+        }
+        break;
+      case 16:
+        if (name.toLowerCase() === "content-encoding") coding = value.toLowerCase();
+        break;
+      case 17:
+        if (name.toLowerCase() === "transfer-encoding") {
+          // Only `chunked` alone is read; a transfer coding under it (gzip, chunked) is not.
+          chunked = value.toLowerCase() === "chunked";
+          if (!chunked) return badResponse("unsupported transfer-encoding");
+        }
+        break;
+    }
+  }
+  let headers: Headers;
+  try {
+    // One native call; it lowercases the names and refuses bad names and values (a CR, LF or NUL).
+    headers = new Headers(pairs);
+  } catch {
+    return badResponse("bad header name or value");
+  }
+  if (coding === "identity") coding = "";
+  let framing: Framing;
+  if (status < 200 || status === 204 || status === 304) framing = Framing.None;
+  else if (chunked) {
+    framing = Framing.Chunked;
+    // Both framings given: the chunks win (RFC 9112 section 6.3), but such a peer is not trusted with another request.
+    if (length !== -1) keepAlive = false;
+  } else if (length !== -1) framing = length === 0 ? Framing.None : Framing.Length;
+  else {
+    framing = Framing.UntilClose;
+    keepAlive = false;
+  }
+  return { status, headers, framing, length, keepAlive, coding };
+}
+
+function digit(text: string, at: number): number {
+  const c = text.charCodeAt(at) - 0x30;
+  return c >= 0 && c <= 9 ? c : NaN;
+}
+
+function hasToken(value: string, token: string): boolean {
+  for (const part of value.split(",")) if (part.trim().toLowerCase() === token) return true;
+  return false;
+}
