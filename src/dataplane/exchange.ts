@@ -14,7 +14,6 @@ import type { Lane } from "../routing/lane.ts";
 import type { RoutingState } from "../routing/state.ts";
 import type { Logger } from "../telemetry/logger.ts";
 import type { DataPlaneMetrics } from "../telemetry/metrics.ts";
-import type { UpstreamFetch } from "../transport/upstream.ts";
 import type { InboundLimit, InboundSlot } from "./inbound-limit.ts";
 
 export interface PipelineDeps {
@@ -26,8 +25,6 @@ export interface PipelineDeps {
   readonly routing: RoutingState;
   /** The ingress auth chain's modules and their services (key registry, decision cache). */
   readonly auth: IngressAuth;
-  /** Injected so tests of the pipeline can see upstream calls; the binary uses fetch. */
-  readonly fetch?: UpstreamFetch;
   /** Group limits and the ledger (governance); absent = nothing is limited or metered. */
   readonly metering?: Metering;
   /** `limits.max_inbound_concurrent`; absent = no global cap (pipelines built by tests). */

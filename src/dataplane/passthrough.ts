@@ -9,7 +9,7 @@ import type { ByteFilter, ProtocolAdapter } from "../protocols/types.ts";
 import type { AttemptResult, LaneTicket } from "../routing/failover.ts";
 import { utf8, type AnswerRead } from "../transport/answer.ts";
 import type { BodySink, UpstreamBody } from "../transport/body.ts";
-import { relayHeaders, type UpstreamAnswer, type UpstreamOutcome } from "../transport/upstream.ts";
+import { isClientGone, relayHeaders, type UpstreamAnswer, type UpstreamOutcome } from "../transport/upstream.ts";
 import { streamTicket, type Exchange } from "./exchange.ts";
 import { badAnswerFailure, contentTypeProblem, firstPiece, markEstimate, noAnswerFailure, readWhole, sendUpstream } from "./upstream-call.ts";
 
@@ -188,6 +188,8 @@ class StreamRelay implements BodySink {
   }
 
   fail(error: Error): void {
+    // The client's leaving aborts the upstream call too: that is the client's doing, not the lane's.
+    if (isClientGone(error)) return this.finish(RELEASED);
     const broke = irError("api_error", "the upstream stream broke off", { status: 502, failure: "transient" });
     // What was served before the break still counts.
     this.finish(broke);

@@ -5,10 +5,9 @@ import type { IrRequest } from "../ir/index.ts";
 import { adapterFor } from "../protocols/registry.ts";
 import type { LaneProbe } from "../routing/health.ts";
 import { readAnswer } from "../transport/answer.ts";
-import type { UpstreamFetch } from "../transport/upstream.ts";
 import { callProvider, ownKeyHeaders } from "./upstream-call.ts";
 
-export function laneProbe(holder: ConfigHolder, fetchImpl?: UpstreamFetch): LaneProbe {
+export function laneProbe(holder: ConfigHolder): LaneProbe {
   return async (lane, timeoutMs) => {
     const egress = adapterFor(lane.provider.protocol);
     if (!egress) return false;
@@ -17,7 +16,7 @@ export function laneProbe(holder: ConfigHolder, fetchImpl?: UpstreamFetch): Lane
     const upstream = { path: encoded.path, body: JSON.stringify(encoded.body), whole: true };
     const snapshot = holder.current;
     const signal = AbortSignal.timeout(timeoutMs);
-    const outcome = await callProvider(snapshot, lane.provider, upstream, ownKeyHeaders(egress, lane.provider), signal, true, fetchImpl);
+    const outcome = await callProvider(snapshot, lane.provider, upstream, ownKeyHeaders(egress, lane.provider), signal, true);
     if (!outcome.ok) return false;
     // Read (and so free the connection) within the same cap as any answer read whole.
     const read = await readAnswer(outcome.answer, { maxBytes: snapshot.limits.maxUpstreamResponseBytes, deadline: Infinity, now: Date.now, clientSignal: signal });

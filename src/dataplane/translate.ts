@@ -9,6 +9,7 @@ import type { AttemptResult, LaneTicket } from "../routing/failover.ts";
 import { pushBody, type PushOut } from "../http/push-stream.ts";
 import { utf8 } from "../transport/answer.ts";
 import type { UpstreamBody } from "../transport/body.ts";
+import { isClientGone } from "../transport/upstream.ts";
 import { SseEventTooLarge } from "../transport/sse.ts";
 import { streamTicket, type Exchange } from "./exchange.ts";
 import { badAnswerFailure, contentTypeProblem, endedBeforeFirst, failedBeforeFirst, markEstimate, noAnswerFailure, readWhole, sendUpstream } from "./upstream-call.ts";
@@ -229,16 +230,19 @@ export function translatedStream(
         fail(endedEarly());
       },
       fail(error) {
-        fail(brokeOff(error));
+        // The client's leaving aborts the upstream call too: that is the client's doing, not the lane's.
+        if (isClientGone(error)) leave();
+        else fail(brokeOff(error));
       },
     });
   };
-  return pushBody(start, () => {
-    // The client went away: stop reading, which gives the upstream body up. What was used still counts.
+  // The client went away: stop reading, which gives the upstream body up. What was used still counts.
+  const leave = () => {
     if (ended) return;
     ended = true;
     report();
     ticket.released();
     giveUp();
-  });
+  };
+  return pushBody(start, leave);
 }

@@ -10,7 +10,7 @@ import type { Snapshot } from "../config/snapshot.ts";
 import { readAnswer, type AnswerRead } from "../transport/answer.ts";
 import type { UpstreamBody } from "../transport/body.ts";
 import { SseEventTooLarge } from "../transport/sse.ts";
-import { callUpstream, isUpstreamTimeout, sessionFor, upstreamUrl, type UpstreamFault, type UpstreamFetch, type UpstreamOutcome } from "../transport/upstream.ts";
+import { callUpstream, isUpstreamTimeout, upstreamUrl, type UpstreamFault, type UpstreamOutcome } from "../transport/upstream.ts";
 import type { Exchange } from "./exchange.ts";
 
 export interface UpstreamRequest {
@@ -32,8 +32,8 @@ function buildHeaders(egress: ProtocolAdapter, provider: ResolvedProvider, key: 
  */
 const ownHeaders = new WeakMap<ResolvedProvider, Record<string, string>>();
 
-export async function sendUpstream(exchange: Exchange, egress: ProtocolAdapter, upstream: UpstreamRequest): Promise<UpstreamOutcome> {
-  const { snapshot, lane, request, ingress, deps } = exchange;
+export function sendUpstream(exchange: Exchange, egress: ProtocolAdapter, upstream: UpstreamRequest): Promise<UpstreamOutcome> {
+  const { snapshot, lane, request, ingress } = exchange;
   const provider = lane.provider;
   const headers =
     snapshot.auth.upstreamCredentials === "passthrough"
@@ -41,7 +41,7 @@ export async function sendUpstream(exchange: Exchange, egress: ProtocolAdapter, 
       : upstream.headers && Object.keys(upstream.headers).length > 0
         ? buildHeaders(egress, provider, provider.apiKey?.reveal(), upstream.headers)
         : ownKeyHeaders(egress, provider);
-  return callProvider(snapshot, provider, upstream, headers, request.signal, snapshot.auth.upstreamCredentials === "own", deps.fetch);
+  return callProvider(snapshot, provider, upstream, headers, request.signal, snapshot.auth.upstreamCredentials === "own");
 }
 
 /** The provider's own key and static headers: the same for every call, so built once per provider. */
@@ -59,13 +59,11 @@ export function callProvider(
   headers: Record<string, string>,
   signal: AbortSignal,
   sign: boolean,
-  fetchImpl?: UpstreamFetch,
 ): Promise<UpstreamOutcome> {
   const limits = snapshot.limits;
-  const session = sessionFor(provider.origin, limits.pool);
   const url = upstreamUrl(provider, upstream.path);
   const signed = provider.aws && sign ? { ...headers, ...signerOf(provider, provider.aws).sign("POST", url, headers, upstream.body) } : headers;
-  return callUpstream({ url, session, headers: signed, body: upstream.body, clientSignal: signal, timeoutMs: limits.upstreamTimeoutMs, whole: upstream.whole }, fetchImpl);
+  return callUpstream({ url, pool: limits.pool, headers: signed, body: upstream.body, clientSignal: signal, timeoutMs: limits.upstreamTimeoutMs, whole: upstream.whole });
 }
 
 /** One signer per provider (and so per snapshot): its signing key and header block outlive a request. */

@@ -9,12 +9,13 @@
 // listener, or a shared deadline joined with AbortSignal.any, each cost about a tenth of the proxy's
 // CPU per request (docs/performance.md).
 import type { ResolvedProvider } from "../providers/provider.ts";
-import { bodyFromStream, EMPTY_BODY, type UpstreamBody } from "./body.ts";
+import type { UpstreamBody } from "./body.ts";
+import { send } from "./http1.ts";
 
 export interface UpstreamCall {
   readonly url: string;
-  /** The connection pool of the upstream's host (sessionFor). */
-  readonly session: Bun.FetchSession;
+  /** The keep-alive pool's settings (boot-scoped: the first call to an origin fixes its pool). */
+  readonly pool: PoolSettings;
   readonly headers: Record<string, string>;
   readonly body: string;
   /** Aborts when the client disconnects (Request.signal). */
@@ -51,10 +52,12 @@ export interface UpstreamAnswer {
 
 export type UpstreamOutcome = { readonly ok: true; readonly answer: UpstreamAnswer } | UpstreamFault;
 
-export type UpstreamFetch = (url: string, init: BunFetchRequestInit) => Promise<Response>;
 
-/** Bun's fetch rejects with this when the upstream stayed silent past the bound (also while a body is read). */
+/** The upstream client fails with this when the upstream stayed silent past the bound (also while a body is read). */
 export const isUpstreamTimeout = (error: unknown) => error instanceof Error && error.name === "TimeoutError";
+
+/** The upstream client fails with this when the client's own signal aborted the call (the client left). */
+export const isClientGone = (error: unknown) => error instanceof Error && error.name === "AbortError";
 
 /**
  * A transport error as a short cause of our own: clients and logs hear these words, not Bun's (whose
@@ -72,18 +75,19 @@ export function transportCause(error: unknown): string {
   return "connection failed";
 }
 
-export async function callUpstream(call: UpstreamCall, fetchImpl: UpstreamFetch = fetch): Promise<UpstreamOutcome> {
+export async function callUpstream(call: UpstreamCall): Promise<UpstreamOutcome> {
   try {
-    // Bun inflates a compressed body as fast as it arrives, past any cap (a 0.5 MB gzip bomb became 512 MB);
-    // an answer read whole is inflated by readAnswer instead, within the cap. Streams keep Bun's.
-    const response = await fetchImpl(call.url, { method: "POST", headers: call.headers, body: call.body, signal: call.clientSignal, redirect: "manual", timeout: call.timeoutMs, session: call.session, decompress: !call.whole });
+    // A stream's body is decoded as it comes (it is bounded per event downstream); an answer read whole is
+    // left in its coding for readAnswer to inflate within the cap (a 0.5 MB gzip bomb would be 512 MB).
+    const answer = await send({ url: call.url, headers: call.headers, body: call.body, signal: call.clientSignal, timeoutMs: call.timeoutMs, pool: call.pool, decode: !call.whole });
+    const status = answer.status;
     // A redirect is neither followed (the provider's key would go along) nor relayed (the client would
     // follow it to a host no one configured): an upstream fault, like any answer the gateway cannot use.
-    if (response.status >= 300 && response.status < 400) {
-      response.body?.cancel().catch(() => {});
-      return { ok: false, reason: "redirect", message: `upstream answered ${response.status}, a redirect the gateway does not follow` };
+    if (status >= 300 && status < 400) {
+      answer.body.cancel();
+      return { ok: false, reason: "redirect", message: `upstream answered ${status}, a redirect the gateway does not follow` };
     }
-    return { ok: true, answer: { status: response.status, ok: response.ok, headers: response.headers, body: response.body ? bodyFromStream(response.body) : EMPTY_BODY, encoded: call.whole } };
+    return { ok: true, answer: { status, ok: status >= 200 && status < 300, headers: answer.headers, body: answer.body, encoded: answer.encoded } };
   } catch (error) {
     if (call.clientSignal.aborted) return CLIENT_GONE;
     if (isUpstreamTimeout(error)) return { ok: false, reason: "timeout", message: `upstream stayed silent for ${call.timeoutMs / 1000} s` };
@@ -99,21 +103,6 @@ export interface PoolSettings {
   readonly idleTimeoutSecs: number;
 }
 
-/**
- * One connection pool per upstream origin, for the life of the process: the pool limits are
- * boot-scoped, and a config swap that keeps a provider keeps its warm connections.
- */
-const sessions = new Map<string, Bun.FetchSession>();
-
-export function sessionFor(origin: string, pool: PoolSettings): Bun.FetchSession {
-  let session = sessions.get(origin);
-  if (session === undefined) {
-    const keepAlive = pool.maxIdlePerHost > 0 && pool.idleTimeoutSecs > 0 && { idleTimeout: pool.idleTimeoutSecs, maxIdleSockets: pool.maxIdlePerHost };
-    session = new Bun.FetchSession({ keepAlive });
-    sessions.set(origin, session);
-  }
-  return session;
-}
 
 /** base_url + path + the provider's extra query parameters (encoded once, at config load). */
 export function upstreamUrl(provider: ResolvedProvider, path: string): string {
