@@ -231,8 +231,13 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
     tls: snapshot.listeners.data.tls !== undefined,
     boot_ms: Math.round(performance.now()),
   });
+  // The admin router is not needed by the first requests; it is built once they have had their turn.
+  setTimeout(apps.admin.fetch.warm, ADMIN_WARM_DELAY_MS).unref();
   return shutdown.exit;
 }
+
+/** How long after the listeners are up the admin router is built, unless an admin request built it first. */
+const ADMIN_WARM_DELAY_MS = 100;
 
 /**
  * SIGTERM/SIGINT: stop accepting, let in-flight requests finish up to the drain bound, close what is
