@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { json, ROOT, startGateway, tempDir, type RunningGateway } from "../support/gateway.ts";
-import { startOpenAIUpstream, type Upstream } from "../support/upstreams/openai.ts";
+import type { Upstream } from "../support/upstreams/common.ts";
+import { startOpenAIUpstream } from "../support/upstreams/openai.ts";
 
 const ADMIN_TOKEN = "admin-token-0123456789";
 let upstream: Upstream;
