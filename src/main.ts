@@ -9,7 +9,7 @@ import { CliError, HELP, parseCli, type CliOptions } from "./cli.ts";
 import { embeddedDefaultText } from "./config/default.ts";
 import { ConfigLifecycle, loadBoot, type ConfigTree } from "./config/lifecycle.ts";
 import type { Concealed } from "./config/interpolate.ts";
-import { locateConfig, type ConfigSource, type LoadResult } from "./config/load.ts";
+import { locateConfig, parseConfigText, type ConfigSource, type LoadResult } from "./config/load.ts";
 import { overlaySettings, readOverlay, stageOverlay, type OverlaySettings } from "./config/overlay.ts";
 import { ConfigHolder, type Snapshot } from "./config/snapshot.ts";
 import { listenerAddress, startListener } from "./http/serve.ts";
@@ -61,10 +61,12 @@ async function main(argv: readonly string[]): Promise<number> {
 
 /** The file, the overlay over it (gateway.overlay.yaml, from PUT /config/settings), and the first snapshot. */
 function bootConfig(located: ConfigSource) {
-  const settings = overlaySettings(located.text, located.source, env);
+  // One parse of the file: it names the overlay, and is then merged with it and validated.
+  const parsed = parseConfigText(located.text, located.source, env);
+  const settings = overlaySettings(parsed);
   const overlay = readOverlay(settings);
   if (!overlay.ok) return { result: { ok: false, errors: [overlay.error] } as LoadResult, base: {}, overlay: {}, settings, concealed: undefined };
-  const { result, base, concealed } = loadBoot(located.text, located.source, overlay.overlay, env);
+  const { result, base, concealed } = loadBoot(parsed, located.source, overlay.overlay, env);
   return { result, base, overlay: overlay.overlay, settings, concealed };
 }
 
@@ -229,8 +231,13 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
     tls: snapshot.listeners.data.tls !== undefined,
     boot_ms: Math.round(performance.now()),
   });
+  // The admin router is not needed by the first requests; it is built once they have had their turn.
+  setTimeout(apps.admin.fetch.warm, ADMIN_WARM_DELAY_MS).unref();
   return shutdown.exit;
 }
+
+/** How long after the listeners are up the admin router is built, unless an admin request built it first. */
+const ADMIN_WARM_DELAY_MS = 100;
 
 /**
  * SIGTERM/SIGINT: stop accepting, let in-flight requests finish up to the drain bound, close what is

@@ -124,15 +124,27 @@ export function attemptedAction(method: string, pathname: string): { action: str
   return { action: `${noun}.${verb}`, resource: noun };
 }
 
-export function adminFetch(deps: AdminDeps): (request: Request, server?: Pick<Server<undefined>, "requestIP" | "port">) => Response | Promise<Response> {
-  const app = buildAdminApp(deps);
-  const handle = app.fetch;
+export type AdminFetch = ((request: Request, server?: Pick<Server<undefined>, "requestIP" | "port">) => Response | Promise<Response>) & {
+  /** Builds the router now if nothing has yet: the boot calls it once the listeners are up and it is idle. */
+  readonly warm: () => void;
+};
+
+export function adminFetch(deps: AdminDeps): AdminFetch {
+  // The router (every controller and its schemas, ~4 ms) is built on first use or by `warm`, not before
+  // the listeners are up: a cold start waited for it though its first request is never an admin one.
+  let router: { app: ReturnType<typeof buildAdminApp>; handle: (request: Request) => Response | Promise<Response> } | undefined;
+  const routed = () => {
+    if (router) return router;
+    const app = buildAdminApp(deps);
+    return (router = { app, handle: app.fetch });
+  };
+  const handle = (request: Request) => routed().handle(request);
   let bodyless: ReturnType<typeof bodylessRoutes> | undefined;
   const rates = new AdminRateLimit(deps.now);
   // The listener as bound at boot (admin_listen is restart-only); its port is the server's own (0 = OS-chosen).
   const bound = deps.holder.current.listeners.admin;
   let listener: BoundListener | undefined;
-  return async (request, server) => {
+  const fetch = async (request: Request, server?: Pick<Server<undefined>, "requestIP" | "port">) => {
     const snapshot = deps.holder.current;
     const address = server?.requestIP(request)?.address ?? "unknown";
     const { per_second = 20, burst = 100 } = snapshot.config.security?.admin_rate_limit ?? {};
@@ -150,6 +162,7 @@ export function adminFetch(deps: AdminDeps): (request: Request, server?: Pick<Se
     if (isPreflight(request)) return preflight(request, origin, ADMIN_METHODS);
     return allowOrigin(await answer(request, snapshot), origin);
   };
+  return Object.assign(fetch, { warm: () => void routed() });
   async function answer(sent: Request, snapshot: Snapshot): Promise<Response> {
     const admitted = authenticateAdmin(snapshot, sent.headers);
     const principal = admitted && governanceGuard(snapshot, sent, admitted);
@@ -174,7 +187,7 @@ export function adminFetch(deps: AdminDeps): (request: Request, server?: Pick<Se
     rememberPrincipal(request, principal);
     if (!mutation) return handle(request);
     const scope = { recorded: false, credential: principal.credential };
-    bodyless ??= bodylessRoutes(app.routes as readonly RouteLike[]);
+    bodyless ??= bodylessRoutes(routed().app.routes as readonly RouteLike[]);
     const route = bodyless.find((r) => r.method === request.method && r.match.test(pathname));
     const response = await auditScope.run(scope, async () => (route && (await unwantedBody(request, route))) || handle(request));
     // A mutation refused before its handler ran (a body that is not JSON, an unknown route) is still an attempt.

@@ -11,7 +11,7 @@
 // the store and the upstream connection pools are built once). The overlay file keeps them for the next
 // boot, and views name them in `reload_to_apply`.
 import { Concealed } from "./interpolate.ts";
-import { loadConfigTree, parseConfigText, type LoadContext, type LoadResult } from "./load.ts";
+import { loadConfigTree, parseConfigText, type LoadContext, type LoadResult, type ParseResult } from "./load.ts";
 import type { ConfigHolder, Snapshot } from "./snapshot.ts";
 
 export type ConfigTree = Record<string, unknown>;
@@ -273,8 +273,7 @@ function withoutNulls(tree: ConfigTree): ConfigTree {
 }
 
 /** Boot: the file's tree with the overlay over it, loaded as the first snapshot (version 0). */
-export function loadBoot(text: string, source: string, overlay: ConfigTree, env: LoadContext["env"]): { result: LoadResult; base: ConfigTree; concealed?: Concealed } {
-  const parsed = parseConfigText(text, source, env);
+export function loadBoot(parsed: ParseResult, source: string, overlay: ConfigTree, env: LoadContext["env"]): { result: LoadResult; base: ConfigTree; concealed?: Concealed } {
   if (!parsed.ok) return { result: parsed, base: {} };
   const { concealed } = parsed;
   if (!isObject(parsed.tree)) return { result: loadConfigTree(parsed.tree, source, { env, concealed }), base: {}, concealed };

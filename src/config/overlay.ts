@@ -8,7 +8,7 @@ import { readFile, rename, unlink, writeFile } from "node:fs/promises";
 import { resolve as resolvePath } from "node:path";
 import { stringify } from "yaml";
 import type { ConfigTree, StagedFile } from "./lifecycle.ts";
-import { parseConfigText, type LoadContext } from "./load.ts";
+import type { ParseResult } from "./load.ts";
 import { duplicateKeyLines, parseYamlBounded, toTree } from "./yaml-bounded.ts";
 
 export interface OverlaySettings {
@@ -16,9 +16,11 @@ export interface OverlaySettings {
   readonly locked: boolean;
 }
 
-/** Where the overlay lives and whether the config is locked, read off the file's own `config:` section. */
-export function overlaySettings(text: string, source: string, env: LoadContext["env"]): OverlaySettings {
-  const parsed = parseConfigText(text, source, env);
+/**
+ * Where the overlay lives and whether the config is locked, read off the file's own `config:` section.
+ * Takes the boot's one parse of the file (parseConfigText), which loadBoot then validates.
+ */
+export function overlaySettings(parsed: ParseResult): OverlaySettings {
   const section = parsed.ok && typeof parsed.tree === "object" && parsed.tree !== null ? (parsed.tree as { config?: { overlay?: unknown; locked?: unknown } }).config : undefined;
   const path = typeof section?.overlay === "string" && section.overlay !== "" ? section.overlay : "./gateway.overlay.yaml";
   return { path: resolvePath(path), locked: section?.locked === true };

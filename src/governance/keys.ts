@@ -2,7 +2,6 @@
 // commit in one transaction (AuditLog.commit), and only then is the in-memory registry changed (before
 // the call answers, so the data plane sees it on the next request); a refused one is audited as
 // `rejected` and changes nothing, and one whose entry cannot be stored changes nothing either.
-import { randomBytes } from "node:crypto";
 import type { Secret } from "../config/secret.ts";
 import { GatewayError, type ErrorCode } from "../http/errors.ts";
 import type { KeyCursor, KeyRecord, KeyStore } from "../store/keys.ts";
@@ -52,7 +51,7 @@ export interface KeyServiceDeps {
   readonly newId?: () => string;
 }
 
-const randomKeyId = () => `key_${randomBytes(12).toString("hex")}`;
+const randomKeyId = () => `key_${Buffer.from(crypto.getRandomValues(new Uint8Array(12))).toString("hex")}`;
 
 export class KeyService {
   constructor(private readonly deps: KeyServiceDeps) {}

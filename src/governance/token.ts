@@ -2,7 +2,6 @@
 // The fixed prefix lets secret scanners find a leaked key; the MAC over prefix and payload under
 // `auth.signing_key` makes it verifiable offline; the store keeps only its sha256 (gaps.md "Keys").
 // Bun.CryptoHasher is synchronous, so the hot path verifies without a trip through the event loop.
-import { timingSafeEqual } from "node:crypto";
 
 export const TOKEN_PREFIX = "gwk_";
 const VERSION = 1;
@@ -34,7 +33,7 @@ export function verifyToken(token: string, signingKey: string, nowSecs?: number)
   // One spelling per signature: base64url's last character has spare bits a decoder ignores.
   if (presented.toString("base64url") !== encoded) return { ok: false, reason: "signature" };
   const expected = mac(signingKey, token.slice(0, dot));
-  if (presented.length !== expected.length || !timingSafeEqual(presented, expected)) return { ok: false, reason: "signature" };
+  if (presented.length !== expected.length || !crypto.timingSafeEqual(presented, expected)) return { ok: false, reason: "signature" };
   let claims: unknown;
   try {
     claims = JSON.parse(Buffer.from(token.slice(TOKEN_PREFIX.length, dot), "base64url").toString("utf8"));

@@ -1,9 +1,10 @@
 // Reading an upstream answer whole (a non-stream answer, an error body, a probe's answer) within bounds:
 // `limits.max_upstream_response_bytes`, counted after decompression, and the request's deadline. Streams
 // are never read whole; they are relayed as they come.
-import zlib from "node:zlib";
+import type * as Zlib from "node:zlib";
 import type { BodySink, UpstreamBody } from "./body.ts";
 import { CLIENT_GONE, isUpstreamTimeout, transportCause, type UpstreamAnswer, type UpstreamFault } from "./upstream.ts";
+import { zlib } from "./zlib.ts";
 
 export interface AnswerBounds {
   /** `limits.max_upstream_response_bytes`: the most bytes read, before and after decompression. */
@@ -102,13 +103,13 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 type Limit = { maxOutputLength: number };
 type Inflater = readonly [sync: (buffer: Uint8Array, options: Limit) => Buffer, async: (buffer: Uint8Array, options: Limit, done: (error: Error | null, result: Buffer) => void) => void];
 
-/** The content codings an upstream may answer in (what Bun's fetch asks for). */
-const INFLATERS: Readonly<Record<string, Inflater>> = {
-  gzip: [zlib.gunzipSync, zlib.gunzip],
-  "x-gzip": [zlib.gunzipSync, zlib.gunzip],
-  deflate: [zlib.inflateSync, zlib.inflate],
-  br: [zlib.brotliDecompressSync, zlib.brotliDecompress],
-  zstd: [zlib.zstdDecompressSync, zlib.zstdDecompress],
+/** The content codings an upstream may answer in (what the upstream client asks for, and zstd). */
+const INFLATERS: Readonly<Record<string, (zlib: typeof Zlib) => Inflater>> = {
+  gzip: (zlib) => [zlib.gunzipSync, zlib.gunzip],
+  "x-gzip": (zlib) => [zlib.gunzipSync, zlib.gunzip],
+  deflate: (zlib) => [zlib.inflateSync, zlib.inflate],
+  br: (zlib) => [zlib.brotliDecompressSync, zlib.brotliDecompress],
+  zstd: (zlib) => [zlib.zstdDecompressSync, zlib.zstdDecompress],
 };
 
 /**
@@ -118,8 +119,9 @@ const INFLATERS: Readonly<Record<string, Inflater>> = {
 const SYNC_INFLATE_BYTES = 8192;
 
 async function inflate(bytes: Uint8Array, coding: string, maxBytes: number): Promise<AnswerRead> {
-  const inflater = INFLATERS[coding];
-  if (!inflater) return { ok: false, reason: "unreadable", message: `the upstream's answer is in a content encoding the gateway does not read (${/^[a-z0-9-]{1,20}$/.test(coding) ? coding : "unrecognised"})` };
+  const inflaterOf = Object.hasOwn(INFLATERS, coding) ? INFLATERS[coding] : undefined;
+  if (!inflaterOf) return { ok: false, reason: "unreadable", message: `the upstream's answer is in a content encoding the gateway does not read (${/^[a-z0-9-]{1,20}$/.test(coding) ? coding : "unrecognised"})` };
+  const inflater = inflaterOf(zlib());
   const options = { maxOutputLength: maxBytes };
   try {
     const out = bytes.byteLength <= SYNC_INFLATE_BYTES ? inflater[0](bytes, options) : await new Promise<Buffer>((resolve, reject) => inflater[1](bytes, options, (error, result) => (error ? reject(error) : resolve(result))));

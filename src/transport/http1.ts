@@ -8,7 +8,8 @@
 // 2 s fires within about 2.75 s. A client abort closes the connection at once.
 // Errors carry what upstream.ts's transportCause and isUpstreamTimeout read: a `code`, or the name
 // "TimeoutError"; they are never worded here for a client.
-import zlib from "node:zlib";
+import type * as Zlib from "node:zlib";
+import { zlib } from "./zlib.ts";
 import type { BodySink, UpstreamBody } from "./body.ts";
 import { badResponse, Framing, type Head, MAX_HEAD_BYTES, parseHead } from "./http1-head.ts";
 import { type Carried, clock, type Conn, coded, connect, destroy, type Origin, originFor, release } from "./http1-pool.ts";
@@ -138,12 +139,14 @@ const MAX_SIZE_DIGITS = 12;
 /** Interim (1xx) answers taken before the real one: a peer could otherwise send them forever, never silent. */
 const MAX_INTERIM = 8;
 
-const DECODERS: Readonly<Record<string, () => zlib.Inflate | zlib.Gunzip | zlib.BrotliDecompress | zlib.ZstdDecompress>> = {
-  gzip: zlib.createGunzip,
-  "x-gzip": zlib.createGunzip,
-  deflate: zlib.createInflate,
-  br: zlib.createBrotliDecompress,
-  zstd: zlib.createZstdDecompress,
+type Decoder = Zlib.Inflate | Zlib.Gunzip | Zlib.BrotliDecompress | Zlib.ZstdDecompress;
+/** A stream's content codings, decoded as the pieces come (node:zlib loaded by the first: zlib.ts). */
+const DECODERS: Readonly<Record<string, () => Decoder>> = {
+  gzip: () => zlib().createGunzip(),
+  "x-gzip": () => zlib().createGunzip(),
+  deflate: () => zlib().createInflate(),
+  br: () => zlib().createBrotliDecompress(),
+  zstd: () => zlib().createZstdDecompress(),
 };
 
 /** One request and its answer; the answer's body is this object (no closure or stream per request). */

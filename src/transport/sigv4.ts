@@ -6,7 +6,6 @@
 //
 // Everything is synchronous: signing sits on the request path, and Bun.CryptoHasher hashes and HMACs
 // without a trip through the event loop (crypto.subtle would cost a promise per step).
-import { timingSafeEqual } from "node:crypto";
 
 export const ALGORITHM = "AWS4-HMAC-SHA256";
 const TERMINATOR = "aws4_request";
@@ -407,7 +406,7 @@ export function verifyRequest(request: VerifiableRequest, lookup: (accessKeyId: 
   const { canonical } = canonicalRequest(request.method, url, signed, payloadHash);
   const expected = signatureOf(signingKey(secret, auth.date, auth.region, auth.service), stringToSign(requestDate, credentialScope(auth.date, auth.region, auth.service), canonical));
   // Both are 64 hex digits (parseAuthorization checked the presented one), as timingSafeEqual needs.
-  if (!timingSafeEqual(Buffer.from(expected), Buffer.from(auth.signature))) {
+  if (!crypto.timingSafeEqual(Buffer.from(expected), Buffer.from(auth.signature))) {
     return refuse("signature does not match: the request was altered, or signed with another secret or another canonical form");
   }
   return { ok: true, accessKeyId: auth.accessKeyId, region: auth.region };

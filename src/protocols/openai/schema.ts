@@ -171,7 +171,7 @@ export const WireErrorBody = Type.Object({
 export type WireErrorBody = Static<typeof WireErrorBody>;
 
 // ---- compiled checkers ----
-// Compiled once at load: these run on every cross-protocol request and every upstream chunk.
+// Compiled on first use (protocols/checkers.ts): these run on every cross-protocol request and every upstream chunk.
 
 export const check = checkers({
   head: ChatRequestHead,
@@ -266,5 +266,5 @@ export const MODELLED = {
   part: { text: keys("type", "text"), refusal: keys("type", "refusal"), image_url: keys("type", "image_url"), file: keys("type", "file") } as Record<string, ReadonlySet<string>>,
 } as const;
 
-/** Content part checkers by `type` (input_audio is dropped unread, so it has none). */
-export const PART_CHECKS: Record<string, Checker> = { text: check.text, refusal: check.refusal, image_url: check.image, file: check.file };
+/** Content part checkers by `type` (input_audio is dropped unread, so it has none), each compiled on first use. */
+export const PART_CHECKS: Readonly<Record<string, Checker | undefined>> = checkers({ text: TextPart, refusal: RefusalPart, image_url: ImagePart, file: FilePart });

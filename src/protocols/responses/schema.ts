@@ -217,11 +217,11 @@ export const MODELLED = {
   } as Record<string, ReadonlySet<string>>,
 } as const;
 
-/** Content part checkers by `type`. */
-export const PART_CHECKS: Record<string, Checker> = {
-  input_text: check.inputText,
-  output_text: check.outputText,
-  refusal: check.refusal,
-  input_image: check.inputImage,
-  input_file: check.inputFile,
-};
+/** Content part checkers by `type`, each compiled on first use (reading a `check` member compiles it). */
+export const PART_CHECKS: Readonly<Record<string, Checker | undefined>> = checkers({
+  input_text: InputText,
+  output_text: OutputText,
+  refusal: Refusal,
+  input_image: InputImage,
+  input_file: InputFile,
+});
