@@ -11,7 +11,7 @@
 // connections, every other protocol's same-protocol route (Anthropic, Responses, Gemini, Bedrock,
 // Cohere) and the translated Anthropic -> OpenAI, Responses -> Anthropic and Gemini -> Bedrock (SigV4,
 // event stream), non-stream and stream (~11 minutes in all). `--protocols all --governance` is the one
-// run that judges all of issue 15's targets (~12 minutes; bench/README.md).
+// run that judges all of issue 15's targets (~11 minutes; bench/README.md).
 //
 // Layout on a 2-core machine: wrk, the upstream and this script (whose raw client measures time to first
 // event) on core 0; the proxy under test on core 1 ("split"). Each one-connection cell is also run with
