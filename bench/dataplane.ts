@@ -52,8 +52,10 @@ const { values: opts } = parseArgs({
     governance: { type: "boolean", default: false },
   },
 });
-const DURATION = Number(opts.duration);
-const WARMUP = Number(opts.warmup);
+/** wrk takes whole seconds: a fraction is rounded, to 1 s at least. */
+const wholeSeconds = (value: string | undefined) => Math.max(1, Math.round(Number(value)));
+const DURATION = wholeSeconds(opts.duration);
+const WARMUP = wholeSeconds(opts.warmup);
 const PROBE_SECS = Number(opts.probe);
 const STARTUP_RUNS = Number(opts["startup-runs"]);
 const LOAD_CORE = "0";
@@ -1036,7 +1038,7 @@ function report(data: {
   // protocol's request (the same request as in the egress's same-protocol scenario) and relays that stream.
   for (const scenario of ALL_SCENARIOS.filter((s) => isCross(s) && s.stream && (ran(s) || !s.extended)))
     ratioTarget(
-      `${scenario.label}, ${CONNS_HIGH} conns: CPU per request (µs; "floor" = the floor relaying a ${PROTOCOL_NAMES[scenario.egress]} -> ${PROTOCOL_NAMES[scenario.egress]} stream)`,
+      `${scenario.label}, ${CONNS_HIGH} conns: CPU per request (µs; "floor" = the floor's ${PROTOCOL_NAMES[scenario.egress]} -> ${PROTOCOL_NAMES[scenario.egress]} stream)`,
       same(scenario.id, "gateway", CONNS_HIGH),
       same(scenario.id, "floor", CONNS_HIGH),
       cpu,
