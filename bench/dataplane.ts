@@ -986,7 +986,7 @@ function report(data: {
     `Each run: ${WARMUP} s warm-up then ${DURATION} s of wrk (1 thread) load; upstream stream chunking \`${opts.chunking}\`. ` +
       "Layout `shared` = proxy on the load core (core 0, with wrk and the upstream); `split` = proxy alone on core 1. " +
       "CPU/req is the proxy's utime+stime over the measured run divided by requests served. Time to first event (TTFE) " +
-      `comes from a raw HTTP client: ${PROBE_SECS} s of sequential requests after the one-connection run, or one extra connection during the 64-connection run.`,
+      `comes from a raw HTTP client: ${PROBE_SECS} s of sequential requests after the one-connection run, or one extra connection during a 64- or 256-connection run.`,
     "",
   );
   lines.push("| scenario | conns | layout | target | req/s | p50 ms | p99 ms | added p50 ms | TTFE p50 ms | added TTFE ms | proxy CPU µs/req | errors |");
