@@ -2,7 +2,8 @@
 // the gateway's own cost from Bun's. Parse the JSON body, map the model alias, fetch the upstream with
 // the provider key, pipe the answer back (streams included, chunk by chunk, untouched). No translation:
 // each vendor path goes to the same path on the upstream, in that vendor's protocol:
-//   /v1/chat/completions, /v1/messages, /v1/responses   model alias in the body, key as the vendor wants it;
+//   /v1/chat/completions, /v1/messages, /v1/responses,  model alias in the body, key as the vendor wants it
+//   /v2/chat (Cohere)                                    (Bearer but for Anthropic's x-api-key);
 //   /v1beta/models/{alias}:{method}[?alt=sse]            Gemini: the alias in the path, x-goog-api-key;
 //   /model/{alias}/converse[-stream]                     Bedrock: the alias in the path, and the request
 //                                                        signed with SigV4 (a proxy to Bedrock must sign:
@@ -18,8 +19,9 @@ const MODELS: Record<string, string> = {
   rsp: "gpt-4.1-mini",
   gemini: "gemini-2.5-flash",
   "claude-bedrock": "us.anthropic.claude-haiku-4-5-20251001-v1:0",
+  command: "command-a-03-2025",
 };
-const BODY_MODEL_PATHS = new Set(["/v1/chat/completions", "/v1/messages", "/v1/responses"]);
+const BODY_MODEL_PATHS = new Set(["/v1/chat/completions", "/v1/messages", "/v1/responses", "/v2/chat"]);
 const GEMINI = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent)$/;
 const BEDROCK = /^\/model\/([^/]+)\/(converse|converse-stream)$/;
 

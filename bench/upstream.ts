@@ -19,6 +19,9 @@
 //                              (a bad one is refused 403 InvalidSignatureException); after that only the
 //                              presence of the AWS4-HMAC-SHA256 authorization is counted, to keep the
 //                              upstream cheap. Unsigned ones (the benchmark's direct target) are answered.
+//   POST /v2/chat              Cohere Chat v2: a chat response, or with `"stream": true` 19 named events
+//                              (message-start, content-start, content-delta x15, content-end, message-end
+//                              with finish_reason and usage) ending with `data: [DONE]`.
 //   GET  /stats                requests answered so far, and the Bedrock signing counts (the benchmark's
 //                              sanity check).
 // Field names follow the test imitations in tests/support/upstreams/ (written from the vendors' API
@@ -233,6 +236,28 @@ const BENCH_AWS = { accessKeyId: "AKIAIOSFODNN7EXAMPLE", secretAccessKey: "wJalr
 const VERIFY_SIGNED = 32;
 const signing = { signed: 0, verified: 0, rejected: 0, unsigned: 0, last_rejection: null as string | null };
 
+// --- Cohere Chat v2 ---------------------------------------------------------------------------------------
+// As tests/support/upstreams/cohere.ts answers (from the official SDK's serializers and the API reference):
+// `tokens.input_tokens` counts the prompt template Cohere adds, `billed_units` does not, so they differ.
+const COHERE_ID = "5c2e8f0a-7b1d-4e3a-9c6f-2d8b4a1e0f73";
+const COHERE_TEMPLATE_TOKENS = 66;
+const cohereUsage = {
+  billed_units: { input_tokens: INPUT_TOKENS, output_tokens: OUTPUT_TOKENS },
+  tokens: { input_tokens: INPUT_TOKENS + COHERE_TEMPLATE_TOKENS, output_tokens: OUTPUT_TOKENS },
+};
+const cohereResponse = encoder.encode(
+  JSON.stringify({ id: COHERE_ID, message: { role: "assistant", content: [{ type: "text", text: ANSWER }] }, finish_reason: "COMPLETE", usage: cohereUsage }),
+);
+const cohereEvent = (type: string, data: Record<string, unknown>) => event(type, { type, ...data });
+const cohereEvents = [
+  cohereEvent("message-start", { id: COHERE_ID, delta: { message: { role: "assistant" } } }),
+  cohereEvent("content-start", { index: 0, delta: { message: { content: { type: "text", text: "" } } } }),
+  ...DELTAS.map((text) => cohereEvent("content-delta", { index: 0, delta: { message: { content: { text } } } })),
+  cohereEvent("content-end", { index: 0 }),
+  cohereEvent("message-end", { delta: { finish_reason: "COMPLETE", usage: cohereUsage } }),
+  "data: [DONE]\n\n", // the terminator the SDK's stream reader stops at
+].map((event) => encoder.encode(event));
+
 // --- Serving --------------------------------------------------------------------------------------------
 const JSON_TYPE = "application/json";
 const SSE_TYPE = "text/event-stream; charset=utf-8";
@@ -271,8 +296,9 @@ const responsesStream = streamBytes(responsesEvents);
 const geminiSseStream = streamBytes(geminiSseEvents);
 const geminiArrayStream = streamBytes(geminiArrayEvents);
 const bedrockStream = streamBytes(bedrockEvents);
+const cohereStream = streamBytes(cohereEvents);
 /** Each streamed answer's bytes, event by event. */
-export const STREAMS = { openai: openaiStream, anthropic: anthropicStream, responses: responsesStream, geminiSse: geminiSseStream, geminiArray: geminiArrayStream, bedrock: bedrockStream };
+export const STREAMS = { openai: openaiStream, anthropic: anthropicStream, responses: responsesStream, geminiSse: geminiSseStream, geminiArray: geminiArrayStream, bedrock: bedrockStream, cohere: cohereStream };
 
 function eventStream(bytes: StreamBytes): ReadableStream<Uint8Array> | Uint8Array {
   if (CHUNKING === "whole") return bytes.whole;
@@ -344,6 +370,7 @@ const server = import.meta.main
     if (path === "/v1/chat/completions") return answer(openaiCompletion, openaiStream, OPENAI_HEADERS, STREAM_REQUESTED.test(body));
     if (path === "/v1/messages") return answer(anthropicMessage, anthropicStream, ANTHROPIC_HEADERS, STREAM_REQUESTED.test(body));
     if (path === "/v1/responses") return answer(responsesResponse, responsesStream, OPENAI_HEADERS, STREAM_REQUESTED.test(body));
+    if (path === "/v2/chat") return answer(cohereResponse, cohereStream, {}, STREAM_REQUESTED.test(body), { json: JSON_TYPE, stream: "text/event-stream" });
     const gemini = GEMINI_ROUTE.exec(path);
     if (gemini) {
       if (gemini[1] === "generateContent") return answer(geminiResponse, geminiSseStream, GEMINI_HEADERS, false, { json: GEMINI_JSON, stream: SSE_TYPE });
