@@ -108,8 +108,14 @@ export function contentTypeProblem(headers: Headers, streamType?: string): strin
   return `the upstream answered 2xx with content of type ${shown}, not ${wanted}`;
 }
 
-/** The media type alone, lowercase; the usual exact `application/json` takes no copy. */
-const mediaType = (contentType: string) => (contentType === "application/json" ? contentType : contentType.split(";", 1)[0]!.trim().toLowerCase());
+/** The media type alone, lowercase; the usual exact `application/json`, and the last header seen again, take no copy. */
+function mediaType(contentType: string): string {
+  if (contentType === "application/json") return contentType;
+  if (contentType !== lastType[0]) lastType = [contentType, contentType.split(";", 1)[0]!.trim().toLowerCase()];
+  return lastType[1];
+}
+/** An upstream sends one content type for all its streams: `text/event-stream; charset=utf-8` is cut once. */
+let lastType: readonly [string, string] = ["", ""];
 
 /**
  * A 2xx that is not the answer its protocol promises (a stream that ended or broke before its first byte,

@@ -2,6 +2,7 @@
 // 400 names the member); encoding faces an OpenAI or OpenAI-compatible upstream. Members the IR does not
 // model are dropped with a warning; what the IR cannot express at all (n > 1, audio output, the
 // deprecated `functions`) is a 400, never a silent change (architecture.md, principle 3).
+import { compact } from "../compact.ts";
 import type { IrAssistantPart, IrMediaSource, IrMessage, IrReasoning, IrRequest, IrResponseFormat, IrSampling, IrTextPart, IrTool, IrToolChoice, IrToolResultPart, IrUserPart } from "../../ir/index.ts";
 import type { Decoded, EncodedRequest, IngressContext } from "../types.ts";
 import { formatPath } from "../../config/schema-errors.ts";
@@ -10,10 +11,6 @@ import { check, decodeCatching, ensure, fault, isObject, MODELLED, PART_CHECKS, 
 type Warn = (warning: string) => void;
 type Json = Record<string, unknown>;
 
-/** Drops undefined members, so an IR value holds only what the wire said. */
-function compact<T extends object>(value: T): T {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
-}
 
 // ---- decode (client -> IR) ----
 

@@ -145,6 +145,17 @@ export function createStreamWriter(request: IrRequest, warn: WarningSink, emit: 
   const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) =>
     write({ ...head, choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }], ...(includeUsage ? { usage: null } : {}) });
 
+  /**
+   * A text delta's chunk as text around the delta's own JSON: the chunk's head, choice and usage members
+   * are the same in every delta of the stream, so they are serialised once (the bytes are what `chunk`
+   * writes: the same members in the same order).
+   */
+  let textAround: readonly [string, string] | undefined;
+  const textChunk = (delta: string) => {
+    textAround ??= [`${JSON.stringify({ ...head, choices: [{ index: 0, delta: { content: "" } }] }).slice(0, -6)}`, `},"logprobs":null,"finish_reason":null}]${includeUsage ? ',"usage":null' : ""}}`];
+    return sseEvent(`${textAround[0]}${JSON.stringify(delta)}${textAround[1]}`);
+  };
+
   /** The role chunk, written once; parts that come before a `start` (they should not) get one anyway. */
   function begin(out: Uint8Array[], start?: { id: string; model: string; created: number }): void {
     if (head) return;
@@ -170,7 +181,7 @@ export function createStreamWriter(request: IrRequest, warn: WarningSink, emit: 
     begin(out, part.type === "start" ? part : undefined);
     switch (part.type) {
       case "text-delta":
-        out.push(chunk({ content: part.delta }));
+        out.push(textChunk(part.delta));
         break;
       case "reasoning-start":
         if (!warnedReasoning) warn("reasoning has no Chat Completions stream form; dropped");

@@ -3,6 +3,7 @@
 // are dropped with a warning; a request that points at state stored at OpenAI (previous_response_id,
 // conversation, a stored prompt, item references) is a 400: the IR carries the whole conversation, and
 // another provider cannot read OpenAI's store.
+import { compact } from "../compact.ts";
 import type { IrAssistantPart, IrImagePart, IrMediaSource, IrMessage, IrReasoning, IrRequest, IrResponseFormat, IrSampling, IrTextPart, IrTool, IrToolChoice, IrToolResultPart, IrUserPart } from "../../ir/index.ts";
 import type { Decoded, EncodedRequest, IngressContext } from "../types.ts";
 import { formatPath } from "../../config/schema-errors.ts";
@@ -14,10 +15,6 @@ type Json = Record<string, unknown>;
 
 export const RESPONSES_PATH = "/responses";
 
-/** Drops undefined members, so an IR value holds only what the wire said. */
-function compact<T extends object>(value: T): T {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
-}
 
 // ---- decode (client -> IR) ----
 
