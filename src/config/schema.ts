@@ -229,7 +229,7 @@ const ExportCfg = Strict({
 });
 
 const LimitsCfg = Strict({
-  upstream_request_timeout_secs: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: SECS_MAX, default: 300, "x-restart": true, description: "longest an upstream may stay silent: before its answer starts (504) and between its bytes (socket idle timer, fires up to two 4 s steps late)" })),
+  upstream_request_timeout_secs: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: SECS_MAX, default: 300, "x-restart": true, description: "longest an upstream may stay silent: before its answer starts (504) and between its bytes (checked every 250 ms)" })),
   pool_max_idle_per_host: Type.Optional(Type.Integer({ minimum: 0, maximum: COUNT_MAX, default: 64, "x-restart": true, description: "idle keep-alive connections kept per upstream host" })),
   pool_idle_timeout_secs: Type.Optional(Type.Number({ minimum: 0, maximum: SECS_MAX, default: 90, "x-restart": true, description: "how long an idle upstream connection is kept" })),
   max_inbound_concurrent: Type.Optional(Type.Integer({ minimum: 1, maximum: COUNT_MAX, default: 4096, "x-restart": true, description: "global cap on concurrent data-plane requests" })),
