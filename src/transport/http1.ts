@@ -52,14 +52,9 @@ export function send(call: Http1Call): Promise<Http1Answer> {
   }
   if (call.signal.aborted) return Promise.reject(aborted());
   const path = at === url.length ? "/" : url.charCodeAt(at) === 0x3f ? `/${url.slice(at)}` : url.slice(at);
-  let head = `POST ${origin.target}${path} HTTP/1.1\r\n${origin.hostLine}`;
-  const headers = call.headers;
-  for (const name in headers) {
-    const value = headers[name]!;
-    if (ownHeader(name)) continue;
-    if (!TOKEN.test(name) || UNSAFE_VALUE.test(value)) return Promise.reject(Object.assign(new TypeError(`request header ${JSON.stringify(name)} has a name or value HTTP cannot carry`), { code: "ERR_INVALID_HEADER" }));
-    head += `${name}: ${value}\r\n`;
-  }
+  const lines = headerLines(call.headers);
+  if (lines instanceof Error) return Promise.reject(lines);
+  let head = `POST ${origin.target}${path} HTTP/1.1\r\n${origin.hostLine}${lines}`;
   const bodyBytes = Buffer.byteLength(call.body);
   head += `content-length: ${bodyBytes}${call.decode ? IDENTITY : CODINGS}`;
   const exchange = new Exchange(call, origin, head + call.body, Buffer.byteLength(head) + bodyBytes);
@@ -71,6 +66,25 @@ export function send(call: Http1Call): Promise<Http1Answer> {
   }
   return exchange.answer;
 }
+
+/**
+ * The header lines of a request's headers, checked. A provider's own headers are one object for all its
+ * calls (dataplane/upstream-call.ts ownKeyHeaders), so they are checked and written once, not per call.
+ */
+function headerLines(headers: Record<string, string>): string | Error {
+  const known = writtenHeaders.get(headers);
+  if (known !== undefined) return known;
+  let lines = "";
+  for (const name in headers) {
+    const value = headers[name]!;
+    if (ownHeader(name)) continue;
+    if (!TOKEN.test(name) || UNSAFE_VALUE.test(value)) return Object.assign(new TypeError(`request header ${JSON.stringify(name)} has a name or value HTTP cannot carry`), { code: "ERR_INVALID_HEADER" });
+    lines += `${name}: ${value}\r\n`;
+  }
+  writtenHeaders.set(headers, lines);
+  return lines;
+}
+const writtenHeaders = new WeakMap<Record<string, string>, string>();
 
 const IDENTITY = "\r\naccept-encoding: identity\r\n\r\n";
 const CODINGS = "\r\naccept-encoding: gzip, deflate, br\r\n\r\n";
