@@ -69,7 +69,7 @@ export async function passThrough(exchange: Exchange, ticket: LaneTicket): Promi
  * it is the vendor's JSON: a JSON content type and a JSON object. Anything else (HTML from a proxy, binary,
  * a truncated body) is an upstream fault the pool may fail over from; its body is never quoted.
  */
-function wholeAnswer(exchange: Exchange, ticket: LaneTicket, outcome: Answered, headers: Headers, record: Recorder, requestSize: number): AttemptResult<Response> | Promise<AttemptResult<Response>> {
+function wholeAnswer(exchange: Exchange, ticket: LaneTicket, outcome: Answered, headers: RelayedHeaders, record: Recorder, requestSize: number): AttemptResult<Response> | Promise<AttemptResult<Response>> {
   const upstream = outcome.answer;
   const wrongType = contentTypeProblem(upstream.headers);
   if (wrongType) return badAnswerFailure(exchange.ingress, wrongType, upstream.body);
@@ -78,9 +78,12 @@ function wholeAnswer(exchange: Exchange, ticket: LaneTicket, outcome: Answered, 
   return read instanceof Promise ? read.then((r) => judgeWhole(exchange, upstream, r, headers, record, requestSize)) : judgeWhole(exchange, upstream, read, headers, record, requestSize);
 }
 
+/** Headers as a Response's init takes them (relayHeaders). */
+type RelayedHeaders = [string, string][];
+
 type Recorder = (usage: IrUsage, estimated?: boolean) => void;
 
-function judgeWhole(exchange: Exchange, upstream: UpstreamAnswer, read: AnswerRead, headers: Headers, record: Recorder, requestSize: number): AttemptResult<Response> {
+function judgeWhole(exchange: Exchange, upstream: UpstreamAnswer, read: AnswerRead, headers: RelayedHeaders, record: Recorder, requestSize: number): AttemptResult<Response> {
   const { ingress } = exchange;
   if (!read.ok) return noAnswerFailure(ingress, read);
   const bytes = read.bytes;

@@ -1,5 +1,6 @@
 // Sending a request to a lane's provider: credentials (the provider's own key, or the caller's under
 // `upstream_credentials: passthrough`), the provider's static headers, the timeout and client abort.
+import type { HeaderReader } from "../transport/upstream.ts";
 import { ESTIMATE_WARNING } from "../ir/estimate.ts";
 import { irError, type IrUsage } from "../ir/index.ts";
 import type { AttemptResult, LaneTicket } from "../routing/failover.ts";
@@ -98,7 +99,7 @@ export function readWhole(exchange: Exchange, ticket: LaneTicket, outcome: Extra
  * absent content type is let through (the body is judged instead). Only a media type that looks like one
  * is quoted.
  */
-export function contentTypeProblem(headers: Headers, streamType?: string): string | undefined {
+export function contentTypeProblem(headers: HeaderReader, streamType?: string): string | undefined {
   const header = headers.get("content-type");
   if (header === null) return undefined;
   const media = mediaType(header);

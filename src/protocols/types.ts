@@ -1,6 +1,7 @@
 // The contract of a protocol adapter: pure functions to and from the IR, one folder per protocol, never
 // a pairwise translator. Ingress functions face the client; egress functions face the upstream.
 // Stream writers and parsers hold their per-stream state in their own closure.
+import type { HeaderReader } from "../transport/upstream.ts";
 import type { IrError, IrRequest, IrResponse, IrStreamPart, IrUsage } from "../ir/index.ts";
 import type { PushParser } from "../transport/push-parser.ts";
 import type { ToolNameRule } from "./tool-names.ts";
@@ -93,7 +94,7 @@ export interface ProtocolAdapter {
   /** A decoder for one upstream stream (parserTransform in transport/push-parser.ts makes it a stream stage). */
   createStreamParser(): StreamParser;
   /** An upstream error status and body -> IR error with its failure class. */
-  decodeError(status: number, body: string, headers: Headers): IrError;
+  decodeError(status: number, body: string, headers: HeaderReader): IrError;
 
   // same protocol: bytes pass through; only these touch them
   /** The upstream path for a request to `upstreamModel` (Gemini and Bedrock carry the model in it). */

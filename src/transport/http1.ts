@@ -11,7 +11,7 @@
 import type * as Zlib from "node:zlib";
 import { zlib } from "./zlib.ts";
 import type { BodySink, UpstreamBody } from "./body.ts";
-import { badResponse, Framing, type Head, MAX_HEAD_BYTES, parseHead } from "./http1-head.ts";
+import { badResponse, Framing, type Head, type HeaderList, MAX_HEAD_BYTES, parseHead } from "./http1-head.ts";
 import { type Carried, clock, type Conn, coded, connect, destroy, type Origin, originFor, release } from "./http1-pool.ts";
 import type { PoolSettings } from "./upstream.ts";
 
@@ -34,7 +34,7 @@ export interface Http1Call {
 export interface Http1Answer {
   readonly status: number;
   /** Names lowercased. When the body is decoded here, content-encoding and content-length are removed. */
-  readonly headers: Headers;
+  readonly headers: HeaderList;
   readonly body: UpstreamBody;
   /** The body is still in its Content-Encoding (`headers` names it). */
   readonly encoded: boolean;

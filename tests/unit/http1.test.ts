@@ -464,3 +464,19 @@ describe("https", () => {
     expect(connects).toEqual([`CONNECT localhost:${secure.port} HTTP/1.1|Basic ${btoa("agent:secret")}`]);
   });
 });
+
+test("an answer's headers: names lowercased, a repeated name read joined as Headers does, hop-by-hop ones and cookies not relayed", async () => {
+  const { parseHead } = await import("../../src/transport/http1-head.ts");
+  const { relayHeaders } = await import("../../src/transport/upstream.ts");
+  const head = parseHead("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nX-Request-Id: a\r\nVary: Origin\r\nvary: Accept\r\nSet-Cookie: s=1\r\nConnection: keep-alive\r\nContent-Length: 5");
+  if (head instanceof Error) throw head;
+  expect(head.headers.get("content-type")).toBe("text/event-stream");
+  expect(head.headers.get("vary")).toBe(new Headers([["Vary", "Origin"], ["vary", "Accept"]]).get("vary"));
+  expect(head.headers.get("x-absent")).toBeNull();
+  expect(relayHeaders(head.headers)).toEqual([["content-type", "text/event-stream"], ["x-request-id", "a"], ["vary", "Origin"], ["vary", "Accept"]]);
+  head.headers.delete("vary");
+  expect(head.headers.get("vary")).toBeNull();
+  expect(head.headers.get("x-request-id")).toBe("a");
+  // What a Headers object would refuse is a malformed answer.
+  for (const bad of ["HTTP/1.1 200 OK\r\nBad Name: x", "HTTP/1.1 200 OK\r\nX-A: a\0b", "HTTP/1.1 200 OK\r\nX-A: a\nb"]) expect(parseHead(bad)).toBeInstanceOf(Error);
+});

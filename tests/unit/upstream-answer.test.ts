@@ -5,13 +5,14 @@ import zlib from "node:zlib";
 import { readAnswer, type AnswerBounds } from "../../src/transport/answer.ts";
 import { transportCause, type UpstreamAnswer } from "../../src/transport/upstream.ts";
 import { bodyFromStream, EMPTY_BODY } from "../../src/transport/body.ts";
+import { HeaderList } from "../../src/transport/http1-head.ts";
 import { contentTypeProblem } from "../../src/dataplane/upstream-call.ts";
 
 const MIB = 1 << 20;
 const bounds = (over: Partial<AnswerBounds> = {}): AnswerBounds => ({ maxBytes: MIB, deadline: Infinity, now: Date.now, clientSignal: new AbortController().signal, ...over });
 const answer = (body: ConstructorParameters<typeof Response>[0], headers: Record<string, string> = {}) => new Response(body, { headers });
 /** A Response as the upstream client's answer; `encoded`: its body is still in its Content-Encoding. */
-const upstream = (response: Response, encoded: boolean): UpstreamAnswer => ({ status: response.status, ok: response.ok, headers: response.headers, body: response.body ? bodyFromStream(response.body) : EMPTY_BODY, encoded });
+const upstream = (response: Response, encoded: boolean): UpstreamAnswer => ({ status: response.status, ok: response.ok, headers: new HeaderList([...response.headers].flat()), body: response.body ? bodyFromStream(response.body) : EMPTY_BODY, encoded });
 const JSON_BODY = new TextEncoder().encode(JSON.stringify({ id: "x", text: "héllo ".repeat(2000) }));
 
 const CODINGS: Record<string, (data: Uint8Array) => Uint8Array> = {

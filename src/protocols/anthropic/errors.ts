@@ -2,6 +2,7 @@
 // Shape: {"type":"error","error":{"type","message"}}. Gateway errors are encoded so the official SDK
 // raises its own typed error (it picks the class by status); upstream errors are classified so routing
 // knows whether to relay, fail over or bench the lane.
+import type { HeaderReader } from "../../transport/upstream.ts";
 import { failureFromStatus, irError, kindFromStatus, type FailureClass, type IrError, type IrErrorKind } from "../../ir/errors.ts";
 import { ErrorBody, matches } from "./schema.ts";
 
@@ -62,7 +63,7 @@ export function encodeError(error: IrError): Response {
 }
 
 /** `retry-after`: delay-seconds or an HTTP date (RFC 9110 section 10.2.3). */
-function retryAfter(headers: Headers, now: number): number | undefined {
+function retryAfter(headers: HeaderReader, now: number): number | undefined {
   const value = headers.get("retry-after");
   if (value === null || value.trim() === "") return undefined;
   if (/^\d+$/.test(value.trim())) return Number(value.trim());
@@ -86,7 +87,7 @@ function classify(status: number, type: string | undefined, message: string, err
   return failureFromStatus(status);
 }
 
-export function decodeError(status: number, body: string, headers: Headers, now: () => number = Date.now): IrError {
+export function decodeError(status: number, body: string, headers: HeaderReader, now: () => number = Date.now): IrError {
   let parsed: unknown;
   try {
     parsed = JSON.parse(body);

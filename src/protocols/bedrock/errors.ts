@@ -5,6 +5,7 @@
 // page (https://docs.aws.amazon.com/bedrock/latest/userguide/troubleshooting-api-error-codes.html) adds
 // AWS's front-door errors (UnrecognizedClientException, ...). In a stream, an error is an exception frame
 // whose `:exception-type` is the ConverseStreamOutput member name (`throttlingException`).
+import type { HeaderReader } from "../../transport/upstream.ts";
 import { failureFromStatus, irError, kindFromStatus, type FailureClass, type IrError, type IrErrorKind } from "../../ir/errors.ts";
 import { ErrorBody, isObject, matches } from "./schema.ts";
 
@@ -59,7 +60,7 @@ export function encodeError(error: IrError): Response {
  * The exception named by `x-amzn-ErrorType` (`ThrottlingException:http://internal.amazon.com/...`), or
  * by the body's `__type` / `code` (`com.amazon.coral.service#UnrecognizedClientException`).
  */
-function exceptionName(headers: Headers, body: unknown): string | undefined {
+function exceptionName(headers: HeaderReader, body: unknown): string | undefined {
   const raw = headers.get("x-amzn-errortype") ?? (isObject(body) ? (body.__type ?? body.code) : undefined);
   if (typeof raw !== "string" || raw.trim() === "") return undefined;
   const name = raw.split(":")[0] ?? "";
@@ -67,7 +68,7 @@ function exceptionName(headers: Headers, body: unknown): string | undefined {
 }
 
 /** `retry-after`: delay-seconds or an HTTP date (RFC 9110 section 10.2.3). */
-function retryAfter(headers: Headers, now: number): number | undefined {
+function retryAfter(headers: HeaderReader, now: number): number | undefined {
   const value = headers.get("retry-after")?.trim();
   if (value === undefined || value === "") return undefined;
   if (/^\d+$/.test(value)) return Number(value);
@@ -91,7 +92,7 @@ function classify(status: number, kind: IrErrorKind | undefined, message: string
   return failureFromStatus(status);
 }
 
-export function decodeError(status: number, body: string, headers: Headers, now: () => number = Date.now): IrError {
+export function decodeError(status: number, body: string, headers: HeaderReader, now: () => number = Date.now): IrError {
   let parsed: unknown;
   try {
     parsed = JSON.parse(body);

@@ -3,6 +3,7 @@
 // SDK picks its typed error by status alone (400 BadRequestError, 401 UnauthorizedError, 403
 // ForbiddenError, 404 NotFoundError, 429 TooManyRequestsError, 503 ServiceUnavailableError, 504
 // GatewayTimeoutError, ...), so statuses are what gateway errors must get right.
+import type { HeaderReader } from "../../transport/upstream.ts";
 import { failureFromStatus, irError, kindFromStatus, type FailureClass, type IrError } from "../../ir/errors.ts";
 import { ErrorBody, matches } from "./schema.ts";
 
@@ -26,7 +27,7 @@ export function encodeError(error: IrError): Response {
 }
 
 /** `retry-after`: delay-seconds or an HTTP date (RFC 9110 section 10.2.3). */
-function retryAfter(headers: Headers, now: number): number | undefined {
+function retryAfter(headers: HeaderReader, now: number): number | undefined {
   const value = headers.get("retry-after")?.trim();
   if (value === undefined || value === "") return undefined;
   if (/^\d+$/.test(value)) return Number(value);
@@ -49,7 +50,7 @@ function classify(status: number, message: string, type: string | undefined): Fa
   return failureFromStatus(status);
 }
 
-export function decodeError(status: number, body: string, headers: Headers, now: () => number = Date.now): IrError {
+export function decodeError(status: number, body: string, headers: HeaderReader, now: () => number = Date.now): IrError {
   let parsed: unknown;
   try {
     parsed = JSON.parse(body);

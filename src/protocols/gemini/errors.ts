@@ -2,6 +2,7 @@
 // "details"}}` (https://ai.google.dev/gemini-api/docs/troubleshooting, "backend error codes"). Gateway
 // errors use the statuses of shared/design/protocols.md, so the official SDK raises its ApiError with the
 // HTTP code; upstream errors are classified so routing knows whether to relay, fail over or bench a lane.
+import type { HeaderReader } from "../../transport/upstream.ts";
 import { failureFromStatus, irError, kindFromStatus, type FailureClass, type IrError, type IrErrorKind } from "../../ir/errors.ts";
 import { ErrorBody, isObject, matches, type Json } from "./schema.ts";
 
@@ -72,7 +73,7 @@ function durationSecs(value: unknown): number | undefined {
 }
 
 /** `retry-after`: delay-seconds or an HTTP date (RFC 9110 section 10.2.3). */
-function retryAfterHeader(headers: Headers, now: number): number | undefined {
+function retryAfterHeader(headers: HeaderReader, now: number): number | undefined {
   const value = headers.get("retry-after")?.trim();
   if (!value) return undefined;
   if (/^\d+$/.test(value)) return Number(value);
@@ -123,7 +124,7 @@ function wireError(body: string): ErrorBody["error"] | undefined {
   return matches(ErrorBody, candidate) ? candidate.error : undefined;
 }
 
-export function decodeError(status: number, body: string, headers: Headers, now: () => number = Date.now): IrError {
+export function decodeError(status: number, body: string, headers: HeaderReader, now: () => number = Date.now): IrError {
   const wire = wireError(body);
   const message = wire?.message ?? (body.trim() === "" ? `upstream answered ${status}` : body.slice(0, 500));
   const { reason, retrySecs, quotaIds } = readDetails((wire?.details ?? []) as Json[]);

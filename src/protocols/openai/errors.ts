@@ -5,6 +5,7 @@
 // PermissionDeniedError, 404 NotFoundError, 429 RateLimitError, >=500 InternalServerError), so the
 // statuses below are what make the client's own typed errors work; type and code follow
 // shared/design/protocols.md.
+import type { HeaderReader } from "../../transport/upstream.ts";
 import { failureFromStatus, irError, kindFromStatus, type FailureClass, type IrError, type IrErrorKind, type IrFinishReason, type IrFinishUnified } from "../../ir/index.ts";
 import { check } from "./schema.ts";
 import type { WarningSink } from "../types.ts";
@@ -53,7 +54,7 @@ export function encodeError(error: IrError): Response {
  * Seconds to wait, from `retry-after-ms` (what OpenAI sends and its SDK reads first) or `retry-after`
  * in seconds. The HTTP-date form of Retry-After is not read: this contract has no clock to subtract from.
  */
-export function retryAfterFromHeaders(headers: Headers): number | undefined {
+export function retryAfterFromHeaders(headers: HeaderReader): number | undefined {
   const ms = Number(headers.get("retry-after-ms") ?? Number.NaN);
   if (Number.isFinite(ms) && ms >= 0) return ms / 1000;
   const secs = Number(headers.get("retry-after") ?? Number.NaN);
@@ -89,7 +90,7 @@ export function irErrorFromWire(status: number, body: unknown, retryAfterSecs?: 
 }
 
 /** An upstream HTTP error (status >= 400) with its body text. A body that is not JSON keeps its start. */
-export function decodeError(status: number, body: string, headers: Headers): IrError {
+export function decodeError(status: number, body: string, headers: HeaderReader): IrError {
   let parsed: unknown;
   try {
     parsed = JSON.parse(body);
