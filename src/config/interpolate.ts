@@ -106,6 +106,36 @@ function plainScalar(text: string): unknown {
   return t;
 }
 
+/** Why a scalar could not be expanded: `name` is unset and its reference gives no fallback. */
+export type Unset = { readonly unset: string };
+
+/**
+ * One scalar's marks expanded from `env`, each value used recorded in `concealed`. `plain`: an untagged
+ * plain scalar, read again as the text would have read had it been written in place.
+ */
+export function expandScalar(value: string, plain: boolean, references: MarkedText["references"], env: Readonly<Record<string, string | undefined>>, concealed: Concealed): { value: unknown } | Unset {
+  let used: string | undefined;
+  let unset: string | undefined;
+  const expanded = value.replace(MARK, (whole, index: string) => {
+    const ref = references[Number(index)];
+    if (!ref) return whole;
+    const found = env[ref.name];
+    if (found !== undefined) {
+      concealed.add(ref.name, found);
+      used = ref.name;
+      return found;
+    }
+    if (ref.fallback !== undefined) return ref.fallback;
+    unset ??= ref.name;
+    return `\${${ref.name}}`;
+  });
+  if (unset !== undefined) return { unset };
+  const read = plain ? plainScalar(expanded) : expanded;
+  // As read (trimmed, or a number whose digits differ from the text: 0123 is 123), it is concealed too.
+  if (used !== undefined && (typeof read === "string" || Number.isFinite(read))) concealed.add(used, String(read));
+  return { value: read };
+}
+
 /**
  * Expands the marks inside the parsed document's scalars (keys included) from `env`, recording each
  * value used in `concealed`; an unset variable with no fallback is an error naming its line.
@@ -117,25 +147,18 @@ export function expandReferences(doc: Document, marked: MarkedText, env: Readonl
   visit(doc, {
     Scalar(_key, node) {
       if (typeof node.value !== "string" || !hasMark(node.value)) return;
-      let used: string | undefined;
-      const expanded = node.value.replace(MARK, (whole, index: string) => {
-        const ref = marked.references[Number(index)];
-        if (!ref) return whole;
-        const value = env[ref.name];
-        if (value !== undefined) {
-          concealed.add(ref.name, value);
-          used = ref.name;
-          return value;
-        }
-        if (ref.fallback !== undefined) return ref.fallback;
-        const line = node.range ? lines.linePos(node.range[0]).line : "?";
-        errors.push(`${source}:${line}: environment variable ${ref.name} is not set (referenced as \${${ref.name}})`);
-        return `\${${ref.name}}`;
-      });
-      node.value = node.type === "PLAIN" && !node.tag && isScalar(node) ? plainScalar(expanded) : expanded;
-      // As read (trimmed, or a number whose digits differ from the text: 0123 is 123), it is concealed too.
-      const read = node.value;
-      if (used !== undefined && (typeof read === "string" || Number.isFinite(read))) concealed.add(used, String(read));
+      const plain = node.type === "PLAIN" && !node.tag && isScalar(node);
+      // Every unset variable of the scalar is reported, so expand each reference on its own when one is.
+      const expanded = expandScalar(node.value, plain, marked.references, env, concealed);
+      if ("value" in expanded) {
+        node.value = expanded.value;
+        return;
+      }
+      const line = node.range ? lines.linePos(node.range[0]).line : "?";
+      for (const m of node.value.matchAll(MARK)) {
+        const ref = marked.references[Number(m[1])];
+        if (ref && env[ref.name] === undefined && ref.fallback === undefined) errors.push(`${source}:${line}: environment variable ${ref.name} is not set (referenced as \${${ref.name}})`);
+      }
     },
   });
   return { concealed, errors };
