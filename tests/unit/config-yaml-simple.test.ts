@@ -1,5 +1,5 @@
 // The plain-shape reader (src/config/yaml-simple.ts) against the full yaml path: for every config text the
-// tests use, and thousands of mutations of them, both give the same result (the same tree and concealed
+// tests use, and 13,000 mutations of them, both give the same result (the same tree and concealed
 // values, or the same errors), and the reader takes the texts a start reads.
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
@@ -112,7 +112,7 @@ describe("the plain-shape reader and the full yaml path", () => {
     let taken = 0;
     let total = 0;
     texts.forEach((text, i) => {
-      for (const mutated of mutations(text, i + 1, 40)) {
+      for (const mutated of mutations(text, i + 1, 24)) {
         total++;
         if (readsPlainly(mutated)) taken++;
         expect(same(mutated, true)).toBe(true);
@@ -122,7 +122,7 @@ describe("the plain-shape reader and the full yaml path", () => {
     // Not vacuous: the reader takes a good share of the mutations, and bails on the rest.
     expect(taken).toBeGreaterThan(total / 10);
     expect(taken).toBeLessThan(total);
-  });
+  }, 30_000);
 
   test("the reader takes the configs a start reads", () => {
     for (const text of [readFileSync(join(ROOT, "tests/fixtures/cold-start.yaml"), "utf8"), embeddedDefaultText({}), embeddedDefaultText({ OPENAI_API_KEY: "k" })]) {
