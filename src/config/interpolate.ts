@@ -6,7 +6,8 @@
 // parsed, inside the scalar that holds it. So a value from the environment can never change the
 // document's structure nor show in a YAML syntax error, and every value the config took from the
 // environment is known, to be kept out of every error message (Concealed).
-import { isScalar, visit, type Document, type LineCounter } from "yaml";
+import type { Document, LineCounter } from "yaml";
+import { yaml } from "./yaml-package.ts";
 
 const REFERENCE = /\$(\$?)\{([^}]*)\}/g;
 const VAR_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -144,6 +145,7 @@ export function expandReferences(doc: Document, marked: MarkedText, env: Readonl
   const concealed = new Concealed();
   const errors: string[] = [];
   if (marked.references.length === 0) return { concealed, errors };
+  const { isScalar, visit } = yaml();
   visit(doc, {
     Scalar(_key, node) {
       if (typeof node.value !== "string" || !hasMark(node.value)) return;
