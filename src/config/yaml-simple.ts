@@ -86,6 +86,8 @@ function plainValue(text: string): unknown {
 
 /** A key's name, when it reads as the same string on both paths and is not one the mapping has. */
 function newKey(key: string, mapping: Record<string, unknown>): string {
+  // YAML ends an implicit key within 1024 characters; the full path reports a longer one.
+  if (key.length > 1000) unsure();
   const name = key.startsWith('"') ? key.slice(1, -1) : key;
   if (!key.startsWith('"') && CORE_NON_STRING.test(name)) unsure();
   if (Object.hasOwn(mapping, name) || name === "__proto__") unsure();

@@ -54,6 +54,7 @@ function corpus(): string[] {
     "a: |\n  x\n", "a: &x 1\nb: *x\n", "a: !!str 1\n", "---\na: 1\n", "a: 1\n---\nb: 2\n", "a:\n\tb: 1\n", "a: 1\r\nb: 2\r\n", "null: 1\n", "a: x #c\nb: x#c\n",
     "  a: 1\n  b: 2\n", "a:\n  b:\n    c: [[[]]]\n  d: {}\n", "a: ${UNSET_VARIABLE}\n", "a: ${bad-name}\n", "# only a comment\n", "", "a: \"b\nc\"\n", "a: [1,\n  2]\n",
     "a: x: y\n", "a: -\n", "a: - x\n", "a:\n  - b: 1\n    c: 2\n  - d\n", "a: ,b\n", "a: b,c\n", "a: {b: c:, d: e}\n", "a: [b: c]\n", "__proto__: 1\n", "a: \u00a0b\n",
+    ...[`${"k".repeat(1100)}: 1\n`, `"${"k".repeat(1100)}": 1\n`, `- ${"k".repeat(1100)}: 1\n`, `a: {${"k".repeat(1100)}: 1}\n`, `a: [${"k".repeat(1100)}]\n`],
   ];
   return [...fixtures, ...defaults, ...crafted, ...testTexts()];
 }
