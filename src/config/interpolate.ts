@@ -107,17 +107,15 @@ function plainScalar(text: string): unknown {
   return t;
 }
 
-/** Why a scalar could not be expanded: `name` is unset and its reference gives no fallback. */
-export type Unset = { readonly unset: string };
-
 /**
  * One scalar's marks expanded from `env`, each value used recorded in `concealed`. `plain`: an untagged
- * plain scalar, read again as the text would have read had it been written in place.
+ * plain scalar, read again as the text would have read had it been written in place. `unset`: the
+ * variables with no value and no fallback, one per reference, each left as `${NAME}` in the value.
  */
-export function expandScalar(value: string, plain: boolean, references: MarkedText["references"], env: Readonly<Record<string, string | undefined>>, concealed: Concealed): { value: unknown } | Unset {
+export function expandScalar(text: string, plain: boolean, references: MarkedText["references"], env: Readonly<Record<string, string | undefined>>, concealed: Concealed): { value: unknown; unset: string[] } {
   let used: string | undefined;
-  let unset: string | undefined;
-  const expanded = value.replace(MARK, (whole, index: string) => {
+  const unset: string[] = [];
+  const expanded = text.replace(MARK, (whole, index: string) => {
     const ref = references[Number(index)];
     if (!ref) return whole;
     const found = env[ref.name];
@@ -127,14 +125,13 @@ export function expandScalar(value: string, plain: boolean, references: MarkedTe
       return found;
     }
     if (ref.fallback !== undefined) return ref.fallback;
-    unset ??= ref.name;
+    unset.push(ref.name);
     return `\${${ref.name}}`;
   });
-  if (unset !== undefined) return { unset };
-  const read = plain ? plainScalar(expanded) : expanded;
+  const value = plain ? plainScalar(expanded) : expanded;
   // As read (trimmed, or a number whose digits differ from the text: 0123 is 123), it is concealed too.
-  if (used !== undefined && (typeof read === "string" || Number.isFinite(read))) concealed.add(used, String(read));
-  return { value: read };
+  if (used !== undefined && (typeof value === "string" || Number.isFinite(value))) concealed.add(used, String(value));
+  return { value, unset };
 }
 
 /**
@@ -149,18 +146,11 @@ export function expandReferences(doc: Document, marked: MarkedText, env: Readonl
   visit(doc, {
     Scalar(_key, node) {
       if (typeof node.value !== "string" || !hasMark(node.value)) return;
-      const plain = node.type === "PLAIN" && !node.tag && isScalar(node);
-      // Every unset variable of the scalar is reported, so expand each reference on its own when one is.
-      const expanded = expandScalar(node.value, plain, marked.references, env, concealed);
-      if ("value" in expanded) {
-        node.value = expanded.value;
-        return;
-      }
+      const expanded = expandScalar(node.value, node.type === "PLAIN" && !node.tag && isScalar(node), marked.references, env, concealed);
+      node.value = expanded.value;
+      if (expanded.unset.length === 0) return;
       const line = node.range ? lines.linePos(node.range[0]).line : "?";
-      for (const m of node.value.matchAll(MARK)) {
-        const ref = marked.references[Number(m[1])];
-        if (ref && env[ref.name] === undefined && ref.fallback === undefined) errors.push(`${source}:${line}: environment variable ${ref.name} is not set (referenced as \${${ref.name}})`);
-      }
+      for (const name of expanded.unset) errors.push(`${source}:${line}: environment variable ${name} is not set (referenced as \${${name}})`);
     },
   });
   return { concealed, errors };

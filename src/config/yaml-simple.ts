@@ -63,7 +63,7 @@ export function readSimpleYaml(ctx: SimpleContext): unknown {
     if (!raw.includes("\uE000")) return plain ? plainValue(raw) : raw;
     if (!ctx.resolve) return raw;
     const expanded = expandScalar(raw, plain, ctx.marked.references, ctx.env, ctx.concealed);
-    return "value" in expanded ? expanded.value : unsure();
+    return expanded.unset.length === 0 ? expanded.value : unsure();
   };
   try {
     const reader = new Reader(lines, scalar);

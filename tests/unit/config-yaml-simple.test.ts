@@ -179,6 +179,13 @@ describe("the plain-shape reader and the full yaml path", () => {
     expect(taken).toBeGreaterThan(configs.length * 0.8);
   });
 
+  test("an unset variable stays `${NAME}` in the document the full path checks: two keys of one are duplicates", () => {
+    expect(parseConfigText("${X}: 1\n${X}: 2\n", "t.yaml", {})).toEqual({
+      ok: false,
+      errors: ["t.yaml:1: environment variable X is not set (referenced as ${X})", "t.yaml:2: environment variable X is not set (referenced as ${X})", "t.yaml:2: Map keys must be unique"],
+    });
+  });
+
   test("a billion laughs, a deep nest and a long text are refused on every path", () => {
     const laughs = `a: &a ["x","x","x","x","x","x","x","x","x"]\n${Array.from({ length: 8 }, (_, i) => `${"bcdefghi"[i]}: &${"bcdefghi"[i]} [${Array(9).fill(`*${"abcdefgh"[i]}`).join(",")}]`).join("\n")}\n`;
     const deep = `a: ${"[".repeat(100)}${"]".repeat(100)}\n`;
