@@ -1,6 +1,6 @@
 // The embedded default: what a fresh install runs with no config file anywhere. It must work with no
 // network and no keys (the built-in mock provider), and pick up a vendor's key when one is set.
-import { parseDocument } from "yaml";
+import { yaml } from "./yaml-package.ts";
 
 const BASE = `# The gateway's embedded default config (gateway --print-default-config).
 # Save it as ./gateway.yaml or pass --config PATH to change anything.
@@ -37,7 +37,7 @@ const AUTO_PROVIDERS = [
 export function embeddedDefaultText(env: Readonly<Record<string, string | undefined>>): string {
   const found = AUTO_PROVIDERS.filter((p) => (env[p.variable] ?? "") !== "");
   if (found.length === 0) return BASE;
-  const doc = parseDocument(BASE);
+  const doc = yaml().parseDocument(BASE);
   for (const p of found) {
     doc.setIn(["providers", p.protocol], doc.createNode({ protocol: p.protocol, api_key: { env: p.variable } }, { flow: true }));
     doc.setIn(["models", p.model], doc.createNode({ provider: p.protocol }, { flow: true }));

@@ -6,7 +6,8 @@
 // parsed, inside the scalar that holds it. So a value from the environment can never change the
 // document's structure nor show in a YAML syntax error, and every value the config took from the
 // environment is known, to be kept out of every error message (Concealed).
-import { isScalar, visit, type Document, type LineCounter } from "yaml";
+import type { Document, LineCounter } from "yaml";
+import { yaml } from "./yaml-package.ts";
 
 const REFERENCE = /\$(\$?)\{([^}]*)\}/g;
 const VAR_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -107,6 +108,33 @@ function plainScalar(text: string): unknown {
 }
 
 /**
+ * One scalar's marks expanded from `env`, each value used recorded in `concealed`. `plain`: an untagged
+ * plain scalar, read again as the text would have read had it been written in place. `unset`: the
+ * variables with no value and no fallback, one per reference, each left as `${NAME}` in the value.
+ */
+export function expandScalar(text: string, plain: boolean, references: MarkedText["references"], env: Readonly<Record<string, string | undefined>>, concealed: Concealed): { value: unknown; unset: string[] } {
+  let used: string | undefined;
+  const unset: string[] = [];
+  const expanded = text.replace(MARK, (whole, index: string) => {
+    const ref = references[Number(index)];
+    if (!ref) return whole;
+    const found = env[ref.name];
+    if (found !== undefined) {
+      concealed.add(ref.name, found);
+      used = ref.name;
+      return found;
+    }
+    if (ref.fallback !== undefined) return ref.fallback;
+    unset.push(ref.name);
+    return `\${${ref.name}}`;
+  });
+  const value = plain ? plainScalar(expanded) : expanded;
+  // As read (trimmed, or a number whose digits differ from the text: 0123 is 123), it is concealed too.
+  if (used !== undefined && (typeof value === "string" || Number.isFinite(value))) concealed.add(used, String(value));
+  return { value, unset };
+}
+
+/**
  * Expands the marks inside the parsed document's scalars (keys included) from `env`, recording each
  * value used in `concealed`; an unset variable with no fallback is an error naming its line.
  */
@@ -114,28 +142,15 @@ export function expandReferences(doc: Document, marked: MarkedText, env: Readonl
   const concealed = new Concealed();
   const errors: string[] = [];
   if (marked.references.length === 0) return { concealed, errors };
+  const { isScalar, visit } = yaml();
   visit(doc, {
     Scalar(_key, node) {
       if (typeof node.value !== "string" || !hasMark(node.value)) return;
-      let used: string | undefined;
-      const expanded = node.value.replace(MARK, (whole, index: string) => {
-        const ref = marked.references[Number(index)];
-        if (!ref) return whole;
-        const value = env[ref.name];
-        if (value !== undefined) {
-          concealed.add(ref.name, value);
-          used = ref.name;
-          return value;
-        }
-        if (ref.fallback !== undefined) return ref.fallback;
-        const line = node.range ? lines.linePos(node.range[0]).line : "?";
-        errors.push(`${source}:${line}: environment variable ${ref.name} is not set (referenced as \${${ref.name}})`);
-        return `\${${ref.name}}`;
-      });
-      node.value = node.type === "PLAIN" && !node.tag && isScalar(node) ? plainScalar(expanded) : expanded;
-      // As read (trimmed, or a number whose digits differ from the text: 0123 is 123), it is concealed too.
-      const read = node.value;
-      if (used !== undefined && (typeof read === "string" || Number.isFinite(read))) concealed.add(used, String(read));
+      const expanded = expandScalar(node.value, node.type === "PLAIN" && !node.tag && isScalar(node), marked.references, env, concealed);
+      node.value = expanded.value;
+      if (expanded.unset.length === 0) return;
+      const line = node.range ? lines.linePos(node.range[0]).line : "?";
+      for (const name of expanded.unset) errors.push(`${source}:${line}: environment variable ${name} is not set (referenced as \${${name}})`);
     },
   });
   return { concealed, errors };

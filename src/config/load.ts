@@ -3,6 +3,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { resolve as resolvePath } from "node:path";
 import { duplicateKeyLines, parseYamlBounded, toTree } from "./yaml-bounded.ts";
+import { readSimpleYaml } from "./yaml-simple.ts";
 import { Concealed, expandReferences, hasMark, markReferences, unmark } from "./interpolate.ts";
 import { referenceErrors } from "./references.ts";
 import { resolveConfig } from "./resolve.ts";
@@ -27,9 +28,17 @@ export type ParseResult = { ok: true; tree: unknown; concealed: Concealed } | Fa
 /**
  * Parses YAML into a plain tree with `${VAR}` expanded inside its scalars, or the errors with line
  * numbers. `resolve: false` leaves every `${VAR}` unexpanded (a dry run that reads no environment).
+ * `full`: always through the yaml package (the tests hold the two ways to the same trees).
  */
-export function parseConfigText(text: string, source: string, env: LoadContext["env"], options: { resolve?: boolean } = {}): ParseResult {
+export function parseConfigText(text: string, source: string, env: LoadContext["env"], options: { resolve?: boolean; full?: boolean } = {}): ParseResult {
   const marked = markReferences(text, source);
+  if (!options.full) {
+    // The plain shape of nearly every config, read without the yaml package (yaml-simple.ts); anything
+    // else, and every text with an error in it, goes the full way below.
+    const concealed = new Concealed();
+    const tree = readSimpleYaml({ marked, env, resolve: options.resolve !== false, concealed });
+    if (tree !== undefined) return { ok: true, tree, concealed };
+  }
   const parsed = parseYamlBounded(marked.text);
   if ("refused" in parsed) return { ok: false, errors: [`${source}: ${parsed.refused}`], refused: true };
   const { doc, lines } = parsed;

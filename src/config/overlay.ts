@@ -6,7 +6,7 @@
 import { existsSync, readFileSync, renameSync } from "node:fs";
 import { readFile, rename, unlink, writeFile } from "node:fs/promises";
 import { resolve as resolvePath } from "node:path";
-import { stringify } from "yaml";
+import { yaml } from "./yaml-package.ts";
 import type { ConfigTree, StagedFile } from "./lifecycle.ts";
 import type { ParseResult } from "./load.ts";
 import { duplicateKeyLines, parseYamlBounded, toTree } from "./yaml-bounded.ts";
@@ -56,7 +56,7 @@ export async function stageOverlay(path: string, overlay: ConfigTree): Promise<S
   const temporary = `${path}.${process.pid}.tmp`;
   const previous = existsSync(path) ? await readFile(path, "utf8") : undefined;
   try {
-    await writeFile(temporary, HEADER + stringify(overlay), { mode: 0o600 });
+    await writeFile(temporary, HEADER + yaml().stringify(overlay), { mode: 0o600 });
   } catch (error) {
     await unlink(temporary).catch(() => undefined);
     throw error;

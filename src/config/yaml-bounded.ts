@@ -3,7 +3,8 @@
 // is read (10^5 levels in 200 KB made the parser's recursive steps run for seconds, then overflow), and
 // an alias bound when the tree is built (a "billion laughs" of a few lines expands to millions of nodes).
 // Each is refused whole, quickly, as `refused`, never as a thrown error.
-import { Composer, isScalar, Lexer, LineCounter, Parser, visit, YAMLParseError, type Document } from "yaml";
+import type { Document, LineCounter, Parser } from "yaml";
+import { yaml } from "./yaml-package.ts";
 import { MAX_JSON_DEPTH } from "../http/json-depth.ts";
 
 /** Deepest nesting a config text may have: the JSON bound, so neither form of a config can stall the process. */
@@ -19,7 +20,7 @@ class TooDeep extends Error {}
 function* boundedTokens(parser: Parser, text: string) {
   // The parser's stack holds the document and the scalar being read besides one entry per level.
   const limit = MAX_YAML_DEPTH + 2;
-  for (const lexeme of new Lexer().lex(text)) {
+  for (const lexeme of new (yaml().Lexer)().lex(text)) {
     yield* parser.next(lexeme);
     if (parser.stack.length > limit) throw new TooDeep();
   }
@@ -34,6 +35,7 @@ export type Parsed = { doc: Document; lines: LineCounter } | { refused: string }
  */
 export function parseYamlBounded(text: string, maxLength = MAX_YAML_LENGTH): Parsed {
   if (text.length > maxLength) return { refused: `YAML text is longer than ${MAX_YAML_LENGTH} characters (1 MiB)` };
+  const { Composer, LineCounter, Parser, YAMLParseError } = yaml();
   const lines = new LineCounter();
   lines.addNewLine(0); // as Parser.parse() does first: line 1 starts at offset 0
   try {
@@ -72,6 +74,7 @@ export function toTree(doc: Document): { tree: unknown } | { refused: string } {
  */
 export function duplicateKeyLines(doc: Document, lines: LineCounter): number[] {
   const found: number[] = [];
+  const { isScalar, visit } = yaml();
   visit(doc, {
     Map(_key, map) {
       const seen = new Set<string>();
