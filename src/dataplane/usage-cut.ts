@@ -1,7 +1,7 @@
 // Reading what metering needs out of an upstream's JSON bytes without building the whole answer as
 // objects: whether a body is one whole JSON object (one pass over its bytes), and the usage object cut out
 // of an answer or out of a stream's first and last events.
-import { mergeUsage, ZERO_USAGE, type IrUsage } from "../ir/index.ts";
+import { inputTotal, mergeUsage, ZERO_USAGE, type IrUsage } from "../ir/index.ts";
 
 /**
  * Whether the bytes are one JSON object by their structure: `{` first, brackets balanced outside strings,
@@ -94,17 +94,25 @@ const USAGE_KEYS = ['"usage"', '"usageMetadata"'] as const;
  * the first usage object of the head and the last of the tail, each read as the non-stream body `{usage}` its
  * protocol's usageFromResponse reads. Every vendor puts it there: Anthropic input in message_start and output
  * in message_delta; OpenAI, Responses, Cohere and Bedrock in the last event; Gemini a running total in each
- * chunk (the last one whole). Only those objects are parsed, never the events around them; undefined when
- * neither edge has one (the caller then decodes the stream to estimate).
+ * chunk (the last one whole). The tail is read first and the head only when the last event left input or
+ * output out. Only those objects are parsed, never the events around them; undefined when neither edge has
+ * one (the caller then decodes the stream to estimate). The texts may be the edges' latin1 text (usage is ASCII).
  */
 export function streamUsageCut(head: string, tail: string, read: (body: unknown) => Partial<IrUsage> | undefined): IrUsage | undefined {
-  let usage: IrUsage | undefined;
   for (const key of USAGE_KEYS) {
-    const first = usageObject(head, key, false);
-    if (first !== undefined) usage = mergeUsage(usage ?? ZERO_USAGE, read({ [key.slice(1, -1)]: first }) ?? {});
+    const member = key.slice(1, -1);
     const last = usageObject(tail, key, true);
-    if (last !== undefined) usage = mergeUsage(usage ?? ZERO_USAGE, read({ [key.slice(1, -1)]: last }) ?? {});
-    if (usage) return usage;
+    const reported = last === undefined ? undefined : read({ [member]: last });
+    const lastUsage = reported === undefined ? undefined : mergeUsage(ZERO_USAGE, reported);
+    // Most vendors report it all in the last event: the head is then not searched.
+    if (lastUsage && inputTotal(lastUsage) > 0 && lastUsage.output > 0) return lastUsage;
+    const first = usageObject(head, key, false);
+    if (first === undefined) {
+      if (lastUsage) return lastUsage;
+      continue;
+    }
+    const usage = mergeUsage(ZERO_USAGE, read({ [member]: first }) ?? {});
+    return reported ? mergeUsage(usage, reported) : usage;
   }
   return undefined;
 }
