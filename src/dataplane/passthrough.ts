@@ -250,9 +250,8 @@ const RELEASED = Symbol("released");
  * stream it is, to count its characters of answer (text, reasoning, tool arguments) for an estimate.
  */
 function usageFromEdges(adapter: ProtocolAdapter, head: Uint8Array[], tail: Uint8Array[]): { usage: IrUsage; headText: number } {
-  // latin1: one character per byte, cheaper than UTF-8 decoding, and the usage objects are ASCII.
-  const headText = join(head).toString("latin1");
-  const cut = streamUsageCut(headText, tail.length === 0 ? headText : join(tail).toString("latin1"), adapter.usageFromResponse);
+  const headText = utf8.decode(join(head));
+  const cut = streamUsageCut(headText, tail.length === 0 ? headText : utf8.decode(join(tail)), adapter.usageFromResponse);
   if (cut && inputTotal(cut) > 0 && cut.output > 0) return { usage: cut, headText: 0 };
   let answered = 0;
   const parser = adapter.createStreamParser();
@@ -265,7 +264,4 @@ function usageFromEdges(adapter: ProtocolAdapter, head: Uint8Array[], tail: Uint
   return { usage: cut ?? ZERO_USAGE, headText: answered };
 }
 
-const join = (pieces: Uint8Array[]): Buffer => {
-  const one = pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces);
-  return Buffer.isBuffer(one) ? one : Buffer.from(one.buffer, one.byteOffset, one.byteLength);
-};
+const join = (pieces: Uint8Array[]) => (pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces));

@@ -96,7 +96,7 @@ const USAGE_KEYS = ['"usage"', '"usageMetadata"'] as const;
  * in message_delta; OpenAI, Responses, Cohere and Bedrock in the last event; Gemini a running total in each
  * chunk (the last one whole). The tail is read first and the head only when the last event left input or
  * output out. Only those objects are parsed, never the events around them; undefined when neither edge has
- * one (the caller then decodes the stream to estimate). The texts may be the edges' latin1 text (usage is ASCII).
+ * one (the caller then decodes the stream to estimate).
  */
 export function streamUsageCut(head: string, tail: string, read: (body: unknown) => Partial<IrUsage> | undefined): IrUsage | undefined {
   for (const key of USAGE_KEYS) {

@@ -18,11 +18,11 @@ export function askForStreamUsage(body: Record<string, unknown>): ByteFilter | u
 }
 
 // Byte patterns, in OpenAI's compact JSON (and with a space after the colon, as some compatible servers write).
-const NULL_USAGE = [',"usage":null', ', "usage": null'];
-const EMPTY_CHOICES = ['"choices":[]', '"choices": []'];
-const USAGE_OBJECT = ['"usage":{', '"usage": {'];
+const NULL_USAGE = [Buffer.from(',"usage":null'), Buffer.from(', "usage": null')];
+const EMPTY_CHOICES = [Buffer.from('"choices":[]'), Buffer.from('"choices": []')];
+const USAGE_OBJECT = [Buffer.from('"usage":{'), Buffer.from('"usage": {')];
 // An event ends at a blank line, in any of SSE's three line endings (some compatible servers write CRLF).
-const EVENT_ENDS = ["\n\n", "\r\n\r\n", "\r\r"];
+const EVENT_ENDS = [Buffer.from("\n\n"), Buffer.from("\r\n\r\n"), Buffer.from("\r\r")];
 const EMPTY = new Uint8Array(0);
 const MAX_CARRY = 65536;
 
@@ -56,34 +56,40 @@ function usageCutter(): ByteFilter {
 
 /**
  * Whole events with the usage chunk and each `"usage":null` member taken out. An event with empty
- * choices and no usage object (Azure's first chunk, with its prompt_filter_results) stays. The cut is
- * done on the events as latin1 text, which maps each byte to one character and back unchanged: native
- * string searches and one replaceAll, instead of a Buffer per cut and a concat of them all (that cost
- * about a fifth of a metered stream's CPU).
+ * choices and no usage object (Azure's first chunk, with its prompt_filter_results) stays.
  */
 function cutEvents(events: Buffer): Uint8Array {
-  if (events.indexOf(USAGE_KEY) === -1) return events;
-  let text = events.toString("latin1");
+  let out = events;
   for (const pattern of EMPTY_CHOICES) {
-    let at = text.indexOf(pattern);
+    let at = out.indexOf(pattern);
     while (at !== -1) {
-      const from = endBefore(text, at);
-      const to = endAfter(text, at);
-      const event = text.slice(from, to);
+      const from = endBefore(out, at);
+      const to = endAfter(out, at);
+      const event = out.subarray(from, to);
       if (USAGE_OBJECT.some((usage) => event.includes(usage))) {
-        text = text.slice(0, from) + text.slice(to);
-        at = text.indexOf(pattern, from);
-      } else at = text.indexOf(pattern, to);
+        out = Buffer.concat([out.subarray(0, from), out.subarray(to)]);
+        at = out.indexOf(pattern, from);
+      } else at = out.indexOf(pattern, to);
     }
   }
-  for (const pattern of NULL_USAGE) if (text.includes(pattern)) text = text.replaceAll(pattern, "");
-  return Buffer.from(text, "latin1");
+  for (const pattern of NULL_USAGE) {
+    let at = out.indexOf(pattern);
+    if (at === -1) continue;
+    const pieces: Buffer[] = [];
+    let from = 0;
+    while (at !== -1) {
+      pieces.push(out.subarray(from, at));
+      from = at + pattern.length;
+      at = out.indexOf(pattern, from);
+    }
+    pieces.push(out.subarray(from));
+    out = Buffer.concat(pieces);
+  }
+  return out;
 }
 
-const USAGE_KEY = '"usage"';
-
-/** Just past the last event end that starts before `at`; 0 when there is none (in the bytes, or their latin1 text). */
-function endBefore(bytes: Searchable, at: number): number {
+/** Just past the last event end that starts before `at`; 0 when there is none. */
+function endBefore(bytes: Buffer, at: number): number {
   let found = 0;
   for (const end of EVENT_ENDS) {
     const i = bytes.lastIndexOf(end, at - 1);
@@ -92,15 +98,12 @@ function endBefore(bytes: Searchable, at: number): number {
   return found;
 }
 
-/** Just past the first event end at or after `at` in the latin1 text; its length when there is none. */
-function endAfter(text: string, at: number): number {
-  let found = text.length;
+/** Just past the first event end at or after `at`; the length when there is none. */
+function endAfter(bytes: Buffer, at: number): number {
+  let found = bytes.length;
   for (const end of EVENT_ENDS) {
-    const i = text.indexOf(end, at);
+    const i = bytes.indexOf(end, at);
     if (i !== -1) found = Math.min(found, i + end.length);
   }
   return found;
 }
-
-/** A Buffer and a string search alike (an event end is ASCII, the same in bytes and in latin1 text). */
-type Searchable = { lastIndexOf(value: string, from: number): number };
