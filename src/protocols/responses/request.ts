@@ -145,9 +145,10 @@ function eachPart<T>(content: unknown[], pointer: string, warn: Warn, each: (par
     const at = `${pointer}/${member}/${j}`;
     ensure(check.partHead, part, at);
     const type = (part as { type: string }).type;
-    const partCheck = PART_CHECKS[type];
+    // Own members only: a part `type` of "toString" or "constructor" must not reach Object.prototype.
+    const partCheck = Object.hasOwn(PART_CHECKS, type) ? PART_CHECKS[type] : undefined;
     if (partCheck) ensure(partCheck, part, at);
-    const known = MODELLED.part[type];
+    const known = Object.hasOwn(MODELLED.part, type) ? MODELLED.part[type] : undefined;
     if (known) warnUnmodelled(part as Json, known, at, warn);
     const decoded = each(part as Json, type, at);
     if (decoded !== undefined) out.push(decoded);
