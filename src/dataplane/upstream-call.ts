@@ -36,13 +36,14 @@ const ownHeaders = new WeakMap<ResolvedProvider, Record<string, string>>();
 export function sendUpstream(exchange: Exchange, egress: ProtocolAdapter, upstream: UpstreamRequest): Promise<UpstreamOutcome> {
   const { snapshot, lane, request, ingress } = exchange;
   const provider = lane.provider;
-  const headers =
-    snapshot.auth.upstreamCredentials === "passthrough"
-      ? buildHeaders(egress, provider, ingress.clientCredential(request), upstream.headers)
-      : upstream.headers && Object.keys(upstream.headers).length > 0
-        ? buildHeaders(egress, provider, provider.apiKey?.reveal(), upstream.headers)
-        : ownKeyHeaders(egress, provider);
-  return callProvider(snapshot, provider, upstream, headers, request.signal, snapshot.auth.upstreamCredentials === "own");
+  if (snapshot.auth.upstreamCredentials === "passthrough") {
+    const headers = buildHeaders(egress, provider, ingress.clientCredential(request), upstream.headers);
+    return callProvider(snapshot, provider, upstream, headers, request.signal, false);
+  }
+  // A signed request signs every header it carries, so a forwarded one joins the signed set.
+  const forwarded = upstream.headers !== undefined && Object.keys(upstream.headers).length > 0 ? upstream.headers : undefined;
+  if (forwarded && provider.aws) return callProvider(snapshot, provider, upstream, buildHeaders(egress, provider, provider.apiKey?.reveal(), forwarded), request.signal, true);
+  return callProvider(snapshot, provider, upstream, ownKeyHeaders(egress, provider), request.signal, true, forwarded);
 }
 
 /** The provider's own key and static headers: the same for every call, so built once per provider. */
@@ -60,11 +61,13 @@ export function callProvider(
   headers: Record<string, string>,
   signal: AbortSignal,
   sign: boolean,
+  /** A client's forwarded headers, beside the provider's own (never with a signed request: see sendUpstream). */
+  extra?: Record<string, string>,
 ): Promise<UpstreamOutcome> {
   const limits = snapshot.limits;
   const url = upstreamUrl(provider, upstream.path);
   const signed = provider.aws && sign ? { ...headers, ...signerOf(provider, provider.aws).sign("POST", url, headers, upstream.body) } : headers;
-  return callUpstream({ url, pool: limits.pool, headers: signed, body: upstream.body, clientSignal: signal, timeoutMs: limits.upstreamTimeoutMs, whole: upstream.whole });
+  return callUpstream({ url, pool: limits.pool, headers: signed, extra, body: upstream.body, clientSignal: signal, timeoutMs: limits.upstreamTimeoutMs, whole: upstream.whole });
 }
 
 /** One signer per provider (and so per snapshot): its signing key and header block outlive a request. */

@@ -20,6 +20,11 @@ export interface Http1Call {
   readonly url: string;
   /** Request headers; host, content-length, accept-encoding and connection are the client's own (ignored here). */
   readonly headers: Record<string, string>;
+  /**
+   * Headers of this call only (a client's forwarded `anthropic-version`), checked on every call; `headers`
+   * stays one object per provider, written once. A name `headers` has wins.
+   */
+  readonly extra?: Record<string, string>;
   readonly body: string;
   /** The client's: an abort closes the connection (never reused) and rejects the call or fails the body. */
   readonly signal: AbortSignal;
@@ -55,6 +60,15 @@ export function send(call: Http1Call): Promise<Http1Answer> {
   const lines = headerLines(call.headers);
   if (lines instanceof Error) return Promise.reject(lines);
   let head = `POST ${origin.target}${path} HTTP/1.1\r\n${origin.hostLine}${lines}`;
+  const extra = call.extra;
+  if (extra !== undefined) {
+    for (const name in extra) {
+      if (Object.hasOwn(call.headers, name) || ownHeader(name)) continue;
+      const value = extra[name]!;
+      if (!TOKEN.test(name) || UNSAFE_VALUE.test(value)) return Promise.reject(invalidHeader(name));
+      head += `${name}: ${value}\r\n`;
+    }
+  }
   const bodyBytes = Buffer.byteLength(call.body);
   head += `content-length: ${bodyBytes}${call.decode ? IDENTITY : CODINGS}`;
   const exchange = new Exchange(call, origin, head + call.body, Buffer.byteLength(head) + bodyBytes);
@@ -78,13 +92,15 @@ function headerLines(headers: Record<string, string>): string | Error {
   for (const name in headers) {
     const value = headers[name]!;
     if (ownHeader(name)) continue;
-    if (!TOKEN.test(name) || UNSAFE_VALUE.test(value)) return Object.assign(new TypeError(`request header ${JSON.stringify(name)} has a name or value HTTP cannot carry`), { code: "ERR_INVALID_HEADER" });
+    if (!TOKEN.test(name) || UNSAFE_VALUE.test(value)) return invalidHeader(name);
     lines += `${name}: ${value}\r\n`;
   }
   writtenHeaders.set(headers, lines);
   return lines;
 }
 const writtenHeaders = new WeakMap<Record<string, string>, string>();
+
+const invalidHeader = (name: string) => Object.assign(new TypeError(`request header ${JSON.stringify(name)} has a name or value HTTP cannot carry`), { code: "ERR_INVALID_HEADER" });
 
 const IDENTITY = "\r\naccept-encoding: identity\r\n\r\n";
 const CODINGS = "\r\naccept-encoding: gzip, deflate, br\r\n\r\n";

@@ -18,6 +18,8 @@ export interface UpstreamCall {
   /** The keep-alive pool's settings (boot-scoped: the first call to an origin fixes its pool). */
   readonly pool: PoolSettings;
   readonly headers: Record<string, string>;
+  /** This call's own headers beside the provider's (http1.ts Http1Call.extra). */
+  readonly extra?: Record<string, string>;
   readonly body: string;
   /** Aborts when the client disconnects (Request.signal). */
   readonly clientSignal: AbortSignal;
@@ -80,7 +82,7 @@ export async function callUpstream(call: UpstreamCall): Promise<UpstreamOutcome>
   try {
     // A stream's body is decoded as it comes (it is bounded per event downstream); an answer read whole is
     // left in its coding for readAnswer to inflate within the cap (a 0.5 MB gzip bomb would be 512 MB).
-    const answer = await send({ url: call.url, headers: call.headers, body: call.body, signal: call.clientSignal, timeoutMs: call.timeoutMs, pool: call.pool, decode: !call.whole });
+    const answer = await send({ url: call.url, headers: call.headers, extra: call.extra, body: call.body, signal: call.clientSignal, timeoutMs: call.timeoutMs, pool: call.pool, decode: !call.whole });
     const status = answer.status;
     // A redirect is neither followed (the provider's key would go along) nor relayed (the client would
     // follow it to a host no one configured): an upstream fault, like any answer the gateway cannot use.

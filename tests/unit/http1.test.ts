@@ -200,6 +200,19 @@ describe("honest answers", () => {
   test("a header value with a line break is refused before anything is sent", async () => {
     const error = await failure(send(call(`${base}/x`, { headers: { "x-a": "1\r\nx-b: 2" } })));
     expect((error as { code?: string }).code).toBe("ERR_INVALID_HEADER");
+    // A call's own headers (a client's forwarded ones) are checked on every call too.
+    const forwarded = await failure(send(call(`${base}/x`, { headers: { "x-a": "1" }, extra: { "anthropic-beta": "a\r\nx-injected: 1" } })));
+    expect((forwarded as { code?: string }).code).toBe("ERR_INVALID_HEADER");
+  });
+
+  test("a call's own headers go beside the provider's; a name the provider's headers have is theirs", async () => {
+    const own = { "x-api-key": "k", "anthropic-version": "2023-06-01" };
+    for (const beta of ["b1", "b2"]) {
+      const answer = await send(call(`${base}/v1/chat`, { headers: own, extra: { "anthropic-beta": beta, "anthropic-version": "1999-01-01" } }));
+      await drain(answer);
+      const request = seen.at(-1)!;
+      expect([request.headers.get("x-api-key"), request.headers.get("anthropic-beta"), request.headers.get("anthropic-version")]).toEqual(["k", beta, "2023-06-01"]);
+    }
   });
 });
 
