@@ -14,7 +14,7 @@ import { sseEvent, sseParser, type SseEvent } from "../../transport/sse.ts";
 import { writerTransform } from "../stream-writer.ts";
 import type { StreamParser, StreamWriter, WarningSink } from "../types.ts";
 import { decodeFailure, failureOf } from "./errors.ts";
-import { finishFromWire, functionCallItem, itemId, messageItem, outputText, reasoningItem, reasoningText, responseObject, statusFromFinish, usageFromWire, warnReasoningLoss } from "./response.ts";
+import { finishFromWire, functionCallItem, itemId, messageItem, outputText, reasoningItem, reasoningText, responseObject, statusFromFinish, usageFromWire, usageToWire, warnReasoningLoss } from "./response.ts";
 import { check, type OutputItem, type StreamEvent } from "./schema.ts";
 
 // ---- decoder (upstream -> IR) ----
@@ -212,8 +212,23 @@ export function createStreamWriter(request: IrRequest, warn: WarningSink, emitBy
   const placed = new Map<string, Placed>();
 
   const emit = (type: string, data: Record<string, unknown>) => emitBytes(sseEvent(JSON.stringify({ type, ...data, sequence_number: sequence++ }), type));
-  const envelope = (status: string, extra: { usage?: IrUsage; incompleteDetails?: { reason: string } | null; error?: { code: string; message: string } } = {}) =>
-    responseObject({ id: head?.id ?? "", model: head?.model ?? request.model, created: head?.created ?? 0, status, output: finalItems.filter((i) => i !== undefined), usage: extra.usage ?? null, ...extra }, request);
+  /**
+   * The response object a stream event carries. What it echoes of the request (tools, sampling, text
+   * format) is the same in every event of the stream: built once, the first time, and the members that
+   * change written over a copy (same members, same order as responseObject writes them).
+   */
+  let opening: Record<string, unknown> | undefined;
+  const envelope = (status: string, extra: { usage?: IrUsage; incompleteDetails?: { reason: string } | null; error?: { code: string; message: string } } = {}) => {
+    opening ??= responseObject({ id: head?.id ?? "", model: head?.model ?? request.model, created: head?.created ?? 0, status, output: [], usage: null }, request);
+    return {
+      ...opening,
+      status,
+      error: extra.error ?? null,
+      incomplete_details: extra.incompleteDetails ?? null,
+      output: finalItems.filter((i) => i !== undefined),
+      usage: extra.usage ? usageToWire(extra.usage) : null,
+    };
+  };
 
   function begin(start?: { id: string; model: string; created: number }): void {
     if (head) return;
