@@ -12,7 +12,7 @@ import { translatedStream } from "../src/dataplane/translate.ts";
 import { adapterFor } from "../src/protocols/registry.ts";
 import type { ProtocolAdapter, WireProtocol } from "../src/protocols/types.ts";
 import type { LaneTicket } from "../src/routing/failover.ts";
-import { bodyFromStream } from "../src/transport/body.ts";
+import { bodyFromStream } from "../tests/support/body.ts";
 import { parserTransform } from "../src/transport/push-parser.ts";
 import { MAX_SSE_EVENT_BYTES, sseParser, type SseEvent } from "../src/transport/sse.ts";
 import { STREAMS } from "./upstream.ts";

@@ -4,7 +4,7 @@ import { expect, test } from "bun:test";
 import zlib from "node:zlib";
 import { readAnswer, type AnswerBounds } from "../../src/transport/answer.ts";
 import { transportCause, type UpstreamAnswer } from "../../src/transport/upstream.ts";
-import { bodyFromStream, EMPTY_BODY } from "../../src/transport/body.ts";
+import { bodyFromStream, EMPTY_BODY } from "../support/body.ts";
 import { HeaderList } from "../../src/transport/http1-head.ts";
 import { contentTypeProblem } from "../../src/dataplane/upstream-call.ts";
 
