@@ -101,17 +101,23 @@ const USAGE_KEYS = ['"usage"', '"usageMetadata"'] as const;
 export function streamUsageCut(head: string, tail: string, read: (body: unknown) => Partial<IrUsage> | undefined): IrUsage | undefined {
   for (const key of USAGE_KEYS) {
     const member = key.slice(1, -1);
-    const last = usageObject(tail, key, true);
-    const reported = last === undefined ? undefined : read({ [member]: last });
+    // An object under the key that the protocol does not read as usage (a Gemini tool call's `args` with a
+    // `usage` member) is not the usage: the next key is tried.
+    const readAt = (text: string, last: boolean) => {
+      const found = usageObject(text, key, last);
+      const usage = found === undefined ? undefined : read({ [member]: found });
+      return usage !== undefined && Object.keys(usage).length > 0 ? usage : undefined;
+    };
+    const reported = readAt(tail, true);
     const lastUsage = reported === undefined ? undefined : mergeUsage(ZERO_USAGE, reported);
     // Most vendors report it all in the last event: the head is then not searched.
     if (lastUsage && inputTotal(lastUsage) > 0 && lastUsage.output > 0) return lastUsage;
-    const first = usageObject(head, key, false);
+    const first = readAt(head, false);
     if (first === undefined) {
       if (lastUsage) return lastUsage;
       continue;
     }
-    const usage = mergeUsage(ZERO_USAGE, read({ [member]: first }) ?? {});
+    const usage = mergeUsage(ZERO_USAGE, first);
     return reported ? mergeUsage(usage, reported) : usage;
   }
   return undefined;

@@ -55,6 +55,9 @@ test("streamUsageCut reads each protocol's stream usage from its first and last 
   // Gemini: a running total in each chunk; the last one is whole.
   const gemini = 'data: {"candidates":[],"usageMetadata":{"promptTokenCount":9,"candidatesTokenCount":1}}\r\n\r\ndata: {"candidates":[],"usageMetadata":{"promptTokenCount":9,"candidatesTokenCount":30,"totalTokenCount":39}}\r\n\r\n';
   expect(usage("gemini", gemini)).toMatchObject({ inputNoCache: 9, output: 30 });
+  // A tool call's arguments may hold a `usage` member of their own: Gemini's usage is still its usageMetadata.
+  const geminiTool = 'data: {"candidates":[{"content":{"parts":[{"functionCall":{"name":"log","args":{"usage":{"cpu":3}}}}]}}],"usageMetadata":{"promptTokenCount":9,"candidatesTokenCount":4}}\r\n\r\n';
+  expect(usage("gemini", geminiTool)).toMatchObject({ inputNoCache: 9, output: 4 });
   // Nothing reported: undefined (the caller decodes the stream to estimate).
   expect(usage("openai", 'data: {"choices":[{"delta":{"content":"hi"}}],"usage":null}\n\n')).toBeUndefined();
 });
