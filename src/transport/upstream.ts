@@ -1,13 +1,12 @@
-// Upstream HTTP: Bun's fetch, which keeps connections alive and reuses them per host. The client's own
-// signal is the fetch's, so a client that goes away aborts the upstream call natively, at once, and an
-// abandoned request stops costing upstream tokens.
+// One upstream call, through the gateway's own HTTP/1.1 client (http1.ts: keep-alive pools per origin, the
+// answer's body pushed from the socket). A client that goes away aborts the call at once (its connection
+// is closed), so an abandoned request stops costing upstream tokens.
 //
 // `limits.upstream_request_timeout_secs` is the longest the upstream may stay silent, like nginx's
 // proxy_read_timeout: before its answer starts (504 in the caller's shape) and between the bytes of a
-// stream (the stream ends with the protocol's error). It is Bun's socket idle timer, which costs nothing
-// per call but moves in coarse steps (docs/operations.md). A per-call timer, AbortController and client
-// listener, or a shared deadline joined with AbortSignal.any, each cost about a tenth of the proxy's
-// CPU per request (docs/performance.md).
+// stream (the stream ends with the protocol's error). One sweep every 250 ms checks it for every
+// connection (http1-pool.ts): a per-call timer cost about a tenth of the proxy's CPU per request
+// (docs/performance.md).
 import type { ResolvedProvider } from "../providers/provider.ts";
 import type { UpstreamBody } from "./body.ts";
 import { send } from "./http1.ts";
@@ -64,7 +63,7 @@ export const isClientGone = (error: unknown) => error instanceof Error && error.
 
 /**
  * A transport error as a short cause of our own: clients and logs hear these words, not Bun's (whose
- * messages suggest `verbose: true` to fetch()). The one place such errors are put into words.
+ * messages suggested `verbose: true` to fetch()). The one place such errors are put into words.
  */
 export function transportCause(error: unknown): string {
   if (isUpstreamTimeout(error)) return "timed out";
