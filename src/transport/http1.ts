@@ -485,7 +485,11 @@ class Exchange implements UpstreamBody, Carried, EventListenerObject {
       const waiter = this.waiter;
       this.waiter = undefined;
       waiter.resolve(piece);
-    } else if (!this.cancelled) (this.pending ??= []).push(piece);
+    } else if (!this.cancelled) {
+      (this.pending ??= []).push(piece);
+      // Nobody takes pieces yet (before pipe, or between reads): the socket waits rather than the queue growing.
+      if (this.sink === undefined) this.pause();
+    }
   }
 
   private finish(): void {
@@ -517,6 +521,7 @@ class Exchange implements UpstreamBody, Carried, EventListenerObject {
     if (this.failed !== undefined) return Promise.reject(this.failed);
     if (this.ended || this.cancelled) return Promise.resolve(null);
     this.waiter = Promise.withResolvers();
+    this.resume();
     return this.waiter.promise;
   }
 
@@ -526,7 +531,9 @@ class Exchange implements UpstreamBody, Carried, EventListenerObject {
       this.pending = undefined;
       return sink.fail(this.failed);
     }
-    this.flush();
+    // Paused only by deliver's hold (a consumer pauses after pipe): resume flushes.
+    if (this.paused) this.resume();
+    else this.flush();
   }
 
   /** Hands the held-back pieces to the sink until it pauses; then the end, if it came. */

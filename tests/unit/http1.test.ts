@@ -345,6 +345,30 @@ describe("hostile and broken upstreams", () => {
     expect(closed).toBe(true);
   });
 
+  test("pieces nobody takes yet (before pipe, between reads) stop the reading instead of piling up", async () => {
+    const total = 48 * 1024 * 1024;
+    const block = Buffer.alloc(1024 * 1024, 0x61);
+    let flushed = 0;
+    const server = await rawServer((socket) => {
+      socket.write(`HTTP/1.1 200 OK\r\ncontent-length: ${total}\r\n\r\n`);
+      let sent = 0;
+      const more = () => {
+        while (sent < total) {
+          sent += block.byteLength;
+          if (!socket.write(block, () => (flushed += block.byteLength))) return void socket.once("drain", more);
+        }
+      };
+      more();
+    });
+    const answer = await send(call(server.url));
+    let got = (await answer.body.read())!.byteLength;
+    await Bun.sleep(400);
+    // Only what the sockets' buffers hold has left the server: the client stopped reading.
+    expect(flushed).toBeLessThan(total / 2);
+    await new Promise<void>((resolve, reject) => answer.body.pipe({ chunk: (bytes) => (got += bytes.byteLength), end: resolve, fail: reject }));
+    expect(got).toBe(total);
+  });
+
   test("the chunks of one read come as one piece", async () => {
     const server = await rawServer((socket) => socket.write("HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n1\r\na\r\n2\r\nbc\r\n3\r\ndef\r\n0\r\n\r\n"));
     const answer = await send(call(server.url));
