@@ -166,6 +166,8 @@ const enum Chunk {
 /** The longest chunk-size line and the most trailer bytes read (a peer could otherwise stream an endless line). */
 const MAX_LINE = 4096;
 const MAX_SIZE_DIGITS = 12;
+/** The most bytes queued for a body nobody takes yet before its socket is paused. */
+const MAX_HELD = 64 * 1024;
 /** Interim (1xx) answers taken before the real one: a peer could otherwise send them forever, never silent. */
 const MAX_INTERIM = 8;
 
@@ -205,6 +207,8 @@ class Exchange implements UpstreamBody, Carried, EventListenerObject {
   // The body's consumer side.
   paused = false;
   private pending: Uint8Array[] | undefined = undefined;
+  /** Bytes queued since a read last found the queue empty (before pipe): bounded by MAX_HELD. */
+  private held = 0;
   private waiter: PromiseWithResolvers<Uint8Array | null> | undefined = undefined;
   private sink: BodySink | undefined = undefined;
   private ended = false;
@@ -485,7 +489,12 @@ class Exchange implements UpstreamBody, Carried, EventListenerObject {
       const waiter = this.waiter;
       this.waiter = undefined;
       waiter.resolve(piece);
-    } else if (!this.cancelled) (this.pending ??= []).push(piece);
+    } else if (!this.cancelled) {
+      (this.pending ??= []).push(piece);
+      // Nobody takes pieces yet (before pipe, or between reads): past a bound the socket waits rather than
+      // the queue growing; under it (a stream's first events) no pause and resume is paid.
+      if (this.sink === undefined && (this.held += piece.byteLength) > MAX_HELD) this.pause();
+    }
   }
 
   private finish(): void {
@@ -517,6 +526,8 @@ class Exchange implements UpstreamBody, Carried, EventListenerObject {
     if (this.failed !== undefined) return Promise.reject(this.failed);
     if (this.ended || this.cancelled) return Promise.resolve(null);
     this.waiter = Promise.withResolvers();
+    this.held = 0;
+    this.resume();
     return this.waiter.promise;
   }
 
@@ -526,7 +537,9 @@ class Exchange implements UpstreamBody, Carried, EventListenerObject {
       this.pending = undefined;
       return sink.fail(this.failed);
     }
-    this.flush();
+    // Paused only by deliver's hold (a consumer pauses after pipe): resume flushes.
+    if (this.paused) this.resume();
+    else this.flush();
   }
 
   /** Hands the held-back pieces to the sink until it pauses; then the end, if it came. */

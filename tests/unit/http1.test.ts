@@ -345,6 +345,64 @@ describe("hostile and broken upstreams", () => {
     expect(closed).toBe(true);
   });
 
+  test("pieces nobody takes yet (before pipe, between reads) stop the reading instead of piling up", async () => {
+    const total = 48 * 1024 * 1024;
+    const block = Buffer.alloc(1024 * 1024, 0x61);
+    let flushed = 0;
+    const server = await rawServer((socket) => {
+      socket.write(`HTTP/1.1 200 OK\r\ncontent-length: ${total}\r\n\r\n`);
+      let sent = 0;
+      const more = () => {
+        while (sent < total) {
+          sent += block.byteLength;
+          if (!socket.write(block, () => (flushed += block.byteLength))) return void socket.once("drain", more);
+        }
+      };
+      more();
+    });
+    const answer = await send(call(server.url));
+    let got = (await answer.body.read())!.byteLength;
+    await Bun.sleep(400);
+    // Only what the sockets' buffers hold has left the server: the client stopped reading.
+    expect(flushed).toBeLessThan(total / 2);
+    await new Promise<void>((resolve, reject) => answer.body.pipe({ chunk: (bytes) => (got += bytes.byteLength), end: resolve, fail: reject }));
+    expect(got).toBe(total);
+  });
+
+  test("heads an honest server would not write are refused as malformed, never guessed at", async () => {
+    const { parseHead } = await import("../../src/transport/http1-head.ts");
+    for (const bad of [
+      "HTTP/2 200 OK",
+      "HTTP/1.1 2000 OK",
+      "HTTP/1.1 200 OK\r\nX-A: a\r\n folded",
+      "HTTP/1.1 200 OK\r\ncontent-length: 2\r\ncontent-length: 3",
+      "HTTP/1.1 200 OK\r\ncontent-length: -1",
+      "HTTP/1.1 200 OK\r\ntransfer-encoding: gzip, chunked",
+      "HTTP/1.1 200 OK\r\n: no name",
+    ]) expect(parseHead(bad)).toBeInstanceOf(Error);
+    const server = await rawServer((socket) => socket.write("HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\n\r\n"));
+    expect((await failure(send(call(server.url))) as { code?: string }).code).toBe("EBADRESPONSE");
+  });
+
+  test("a stream that does not decode as its content-encoding, and chunk data past its size, fail the body", async () => {
+    const client = new AbortController();
+    let listeners = 0;
+    const signal = client.signal;
+    const add = signal.addEventListener.bind(signal);
+    const remove = signal.removeEventListener.bind(signal);
+    signal.addEventListener = ((...args: Parameters<typeof add>) => (listeners++, add(...args))) as typeof add;
+    signal.removeEventListener = ((...args: Parameters<typeof remove>) => (listeners--, remove(...args))) as typeof remove;
+    const server = await rawServer((socket, _request, index) => {
+      if (index === 0) socket.write("HTTP/1.1 200 OK\r\ncontent-encoding: gzip\r\ncontent-length: 9\r\n\r\nnot gzip!");
+      else socket.write("HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n1\r\nabc\r\n0\r\n\r\n");
+    });
+    for (let i = 0; i < 2; i++) {
+      const error = await failure(drain(await send(call(server.url, { signal }))));
+      expect((error as { code?: string }).code).toBe("EBADRESPONSE");
+      expect(listeners).toBe(0);
+    }
+  });
+
   test("the chunks of one read come as one piece", async () => {
     const server = await rawServer((socket) => socket.write("HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n1\r\na\r\n2\r\nbc\r\n3\r\ndef\r\n0\r\n\r\n"));
     const answer = await send(call(server.url));
