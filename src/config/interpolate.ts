@@ -93,8 +93,11 @@ export class Concealed {
   }
 }
 
-/** YAML 1.2 core-schema reading of a plain scalar, as the text would have read had it been written in place. */
-function plainScalar(text: string): unknown {
+/**
+ * YAML 1.2 core-schema reading of a plain scalar, as the text would have read had it been written in place.
+ * yaml-simple.ts leaves every text this reads as other than a string, but for the plainest spellings, to the yaml package.
+ */
+export function plainScalar(text: string): unknown {
   const t = text.trim();
   if (/^(?:~|null|Null|NULL|)$/.test(t)) return null;
   if (/^(?:true|True|TRUE)$/.test(t)) return true;

@@ -40,7 +40,9 @@ export function parseYamlBounded(text: string, maxLength = MAX_YAML_LENGTH): Par
   lines.addNewLine(0); // as Parser.parse() does first: line 1 starts at offset 0
   try {
     let doc: Document | undefined;
-    for (const next of new Composer({ uniqueKeys: false }).compose(boundedTokens(new Parser(lines.addNewLine), text), true, text.length)) {
+    // logLevel "error": the package's process warnings (a collection used as a key) print the key after
+    // `${VAR}` expansion, so a value from the environment would reach stderr unscrubbed.
+    for (const next of new Composer({ uniqueKeys: false, logLevel: "error" }).compose(boundedTokens(new Parser(lines.addNewLine), text), true, text.length)) {
       if (doc) {
         doc.errors.push(new YAMLParseError([next.range[0], next.range[1]], "MULTIPLE_DOCS", "Source contains multiple documents"));
         break;

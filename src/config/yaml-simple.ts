@@ -9,7 +9,7 @@
 // The full path then reads the text again and reports its errors with line numbers, so this reader never
 // judges a text, it only builds the trees of texts that are fine. tests/unit/config-yaml-simple.test.ts
 // holds both paths to the same trees over every config the tests use.
-import { expandScalar, type Concealed, type MarkedText } from "./interpolate.ts";
+import { expandScalar, plainScalar, type Concealed, type MarkedText } from "./interpolate.ts";
 import { MAX_YAML_LENGTH } from "./yaml-bounded.ts";
 
 /** Not in the shape: the full path reads the text. */
@@ -30,8 +30,6 @@ const MAX_DEPTH = 16;
 const KEY = /^(?:[A-Za-z_][A-Za-z0-9_.\/-]*|"[^"\\\uE000]*")/;
 const DECIMAL_INT = /^(?:0|-?[1-9][0-9]{0,14})$/;
 const DECIMAL_FLOAT = /^-?(?:0|[1-9][0-9]{0,14})\.[0-9]{1,15}$/;
-/** What the YAML 1.2 core schema reads as anything but a string: null, booleans and numbers in every spelling. */
-const CORE_NON_STRING = /^(?:~|null|Null|NULL|true|True|TRUE|false|False|FALSE|[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|0o[0-7]+|0x[0-9a-fA-F]+|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$/;
 
 interface Line {
   indent: number;
@@ -77,11 +75,9 @@ export function readSimpleYaml(ctx: SimpleContext): unknown {
 
 /** A plain scalar with no mark: only the spellings whose reading is beyond doubt. */
 function plainValue(text: string): unknown {
-  if (text === "null") return null;
-  if (text === "true") return true;
-  if (text === "false") return false;
-  if (DECIMAL_INT.test(text) || DECIMAL_FLOAT.test(text)) return Number(text);
-  return CORE_NON_STRING.test(text) ? unsure() : text;
+  const value = plainScalar(text);
+  if (typeof value === "string") return value;
+  return text === "null" || text === "true" || text === "false" || DECIMAL_INT.test(text) || DECIMAL_FLOAT.test(text) ? value : unsure();
 }
 
 /** A key's name, when it reads as the same string on both paths and is not one the mapping has. */
@@ -89,7 +85,7 @@ function newKey(key: string, mapping: Record<string, unknown>): string {
   // YAML ends an implicit key within 1024 characters; the full path reports a longer one.
   if (key.length > 1000) unsure();
   const name = key.startsWith('"') ? key.slice(1, -1) : key;
-  if (!key.startsWith('"') && CORE_NON_STRING.test(name)) unsure();
+  if (!key.startsWith('"') && typeof plainScalar(name) !== "string") unsure();
   if (Object.hasOwn(mapping, name) || name === "__proto__") unsure();
   return name;
 }

@@ -186,6 +186,19 @@ describe("the plain-shape reader and the full yaml path", () => {
     });
   });
 
+  test("a `${VAR}` inside a collection used as a key is not printed in the yaml package's process warning", () => {
+    const warnings: string[] = [];
+    const emitWarning = process.emitWarning;
+    process.emitWarning = ((warning: string | Error) => void warnings.push(String(warning))) as typeof process.emitWarning;
+    try {
+      const result = parseConfigText("a:\n  [${SECRET}]: 1\n", "t.yaml", { SECRET: "sk-live-secret-value" });
+      expect(result.ok).toBe(true);
+    } finally {
+      process.emitWarning = emitWarning;
+    }
+    expect(warnings.filter((w) => w.includes("sk-live-secret-value"))).toEqual([]);
+  });
+
   test("a billion laughs, a deep nest and a long text are refused on every path", () => {
     const laughs = `a: &a ["x","x","x","x","x","x","x","x","x"]\n${Array.from({ length: 8 }, (_, i) => `${"bcdefghi"[i]}: &${"bcdefghi"[i]} [${Array(9).fill(`*${"abcdefgh"[i]}`).join(",")}]`).join("\n")}\n`;
     const deep = `a: ${"[".repeat(100)}${"]".repeat(100)}\n`;
