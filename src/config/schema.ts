@@ -90,7 +90,7 @@ const ProviderCfg = Strict({
   api_key: Type.Optional(Type.Union([SecretRef, Type.String()], { description: "a secret reference or a string (typically ${VAR})", "x-secret": true })),
   // x-secret on the maps and token entries too: a value written where the map or entry belongs (a
   // header line, a bare token in the list) is the secret itself, and must not be quoted back either.
-  headers: Type.Optional(Type.Record(Type.String({ pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$" }), Type.String({ "x-secret": true }), { description: "extra static headers sent upstream", "x-secret": true })),
+  headers: Type.Optional(Type.Record(Type.String({ pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$" }), Type.String({ "x-secret": true }), { description: "extra static headers sent upstream", "x-secret": true, additionalProperties: false, "x-key": "an HTTP header name (letters, digits and ! # $ % & ' * + . ^ _ ` | ~ -)" })),
   query: Type.Optional(Type.Record(Type.String({ minLength: 1 }), Type.String({ "x-secret": true }), { description: "extra query parameters sent upstream", "x-secret": true })),
   health: Type.Optional(HealthCfg),
   region: Type.Optional(Type.String({ pattern: "^[a-z0-9-]+$", description: "AWS region (bedrock)" })),

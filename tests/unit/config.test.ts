@@ -192,6 +192,17 @@ groups:
     ].toSorted());
   });
 
+  test("a provider header whose name HTTP cannot carry is refused at load, a secret in it not quoted", () => {
+    // Accepted before, it failed every call to the provider (the upstream client refuses such a header).
+    expect(errorsOf(load(`providers:\n  up: {protocol: openai, api_key: k, headers: {"bad name": x, x-ok: y}}\nmodels: {m: {provider: up}}\n`))).toEqual([
+      "providers.up.headers[\"bad name\"]: invalid name: expected an HTTP header name (letters, digits and ! # $ % & ' * + . ^ _ ` | ~ -)",
+    ]);
+    const errors = errorsOf(load(`providers:\n  up: {protocol: openai, api_key: k, headers: {[\${SEKRET}]: x}}\nmodels: {m: {provider: up}}\n`, { SEKRET: "sk-live-abcdef123456" }));
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toStartWith("providers.up.headers[");
+    expect(errors.join("\n")).not.toContain("sk-live");
+  });
+
   test("unknown members are errors at any depth", () => {
     const errors = errorsOf(load("limits: {max_inbound_concurrent: 5, max_inbound: 6}\nproviders:\n  p: {protocol: mock, colour: blue}\n"));
     expect(errors.toSorted()).toEqual(["limits.max_inbound: unknown member", "providers.p.colour: unknown member"]);
