@@ -93,7 +93,7 @@ function judgeWhole(exchange: Exchange, upstream: UpstreamAnswer, read: AnswerRe
   if (bytes.byteLength < WHOLE_PARSE_BYTES) {
     body = parseOrUndefined(utf8.decode(bytes));
     if (typeof body !== "object" || body === null || Array.isArray(body)) body = undefined;
-  } else if (isWholeObject(bytes)) body = usageMember(utf8.decode(bytes));
+  } else if (isWholeObject(bytes)) body = usageMember(bytes);
   if (body === undefined) return badAnswerFailure(ingress, "the upstream answered 2xx with a body that is not a whole JSON object");
   const reported = ingress.usageFromResponse(body);
   if (!reported) exchange.warn("no usage found in the upstream response");
@@ -245,13 +245,13 @@ const ENDED = Symbol("ended");
 const RELEASED = Symbol("released");
 
 /**
- * Usage from the kept edges: the usage objects cut out of their text (streamUsageCut) and nothing else
- * parsed. Only when the upstream reported none, or left part of it at zero, is the head decoded as the
- * stream it is, to count its characters of answer (text, reasoning, tool arguments) for an estimate.
+ * Usage from the kept edges: the usage objects cut out of their bytes (streamUsageCut) and nothing else
+ * decoded or parsed. Only when the upstream reported none, or left part of it at zero, is the head decoded
+ * as the stream it is, to count its characters of answer (text, reasoning, tool arguments) for an estimate.
  */
 function usageFromEdges(adapter: ProtocolAdapter, head: Uint8Array[], tail: Uint8Array[]): { usage: IrUsage; headText: number } {
-  const headText = utf8.decode(join(head));
-  const cut = streamUsageCut(headText, tail.length === 0 ? headText : utf8.decode(join(tail)), adapter.usageFromResponse);
+  const headBytes = join(head);
+  const cut = streamUsageCut(headBytes, tail.length === 0 ? headBytes : join(tail), adapter.usageFromResponse);
   if (cut && inputTotal(cut) > 0 && cut.output > 0) return { usage: cut, headText: 0 };
   let answered = 0;
   const parser = adapter.createStreamParser();

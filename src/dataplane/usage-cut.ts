@@ -1,7 +1,9 @@
 // Reading what metering needs out of an upstream's JSON bytes without building the whole answer as
 // objects: whether a body is one whole JSON object (one pass over its bytes), and the usage object cut out
-// of an answer or out of a stream's first and last events.
+// of an answer or out of a stream's first and last events. All of it works on the bytes as they came:
+// decoding kilobytes of answer to text only to find one small object in it cost more than the search.
 import { inputTotal, mergeUsage, ZERO_USAGE, type IrUsage } from "../ir/index.ts";
+import { utf8 } from "../transport/answer.ts";
 
 /**
  * Whether the bytes are one JSON object by their structure: `{` first, brackets balanced outside strings,
@@ -39,16 +41,20 @@ export function parseOrUndefined(text: string): unknown {
  * parsing that object alone (bracket-matched from the last `"usage":` key) spares building the whole
  * answer as objects on every request. Falls back to the whole body when the cut does not parse.
  */
-export function usageMember(text: string): unknown {
-  const key = text.lastIndexOf('"usage"');
-  const open = key > 0 && text[key - 1] !== "\\" ? objectAfterColon(text, key + 7) : -1;
-  const close = open === -1 ? -1 : objectEnd(text, open);
+export function usageMember(bytes: Uint8Array): unknown {
+  const view = asBuffer(bytes);
+  const key = view.lastIndexOf(USAGE_KEY);
+  const open = key > 0 && view[key - 1] !== BACKSLASH ? objectAfterColon(view, key + USAGE_KEY.length) : -1;
+  const close = open === -1 ? -1 : objectEnd(view, open);
   if (close !== -1) {
-    const usage = parseOrUndefined(text.slice(open, close + 1));
+    const usage = parseOrUndefined(utf8.decode(view.subarray(open, close + 1)));
     if (usage !== undefined) return { usage };
   }
-  return parseOrUndefined(text);
+  return parseOrUndefined(utf8.decode(view));
 }
+
+/** A Buffer over the same memory, for its native byte searches (indexOf, lastIndexOf); no copy. */
+const asBuffer = (bytes: Uint8Array): Buffer => (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
 
 /**
  * Where the string opened just before `from` closes, or -1. Most of an answer's bytes are its text, so this
@@ -77,20 +83,20 @@ const [BACKSLASH, QUOTE, OPEN, CLOSE, COLON, OPEN_BRACKET, CLOSE_BRACKET] = ["\\
 const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
 /** Index of the `{` after `: ` at `from` (JSON whitespace allowed), or -1 when a key is not followed by an object. */
-function objectAfterColon(text: string, from: number): number {
+function objectAfterColon(bytes: Uint8Array, from: number): number {
   let i = from;
-  while (isSpace(text.charCodeAt(i))) i++;
-  if (text.charCodeAt(i++) !== COLON) return -1;
-  while (isSpace(text.charCodeAt(i))) i++;
-  return text.charCodeAt(i) === OPEN ? i : -1;
+  while (isSpace(bytes[i]!)) i++;
+  if (bytes[i++] !== COLON) return -1;
+  while (isSpace(bytes[i]!)) i++;
+  return bytes[i] === OPEN ? i : -1;
 }
 
-
 /** The members a vendor reports usage in: `usage` everywhere but Gemini (`usageMetadata`). */
-const USAGE_KEYS = ['"usage"', '"usageMetadata"'] as const;
+const USAGE_KEYS = ["usage", "usageMetadata"].map((member) => ({ member, key: Buffer.from(`"${member}"`) }));
+const USAGE_KEY = USAGE_KEYS[0]!.key;
 
 /**
- * Usage cut out of a stream's first and last events (`head`, `tail`: their text; the tail may start mid-event):
+ * Usage cut out of a stream's first and last events (`head`, `tail`: their bytes; the tail may start mid-event):
  * the first usage object of the head and the last of the tail, each read as the non-stream body `{usage}` its
  * protocol's usageFromResponse reads. Every vendor puts it there: Anthropic input in message_start and output
  * in message_delta; OpenAI, Responses, Cohere and Bedrock in the last event; Gemini a running total in each
@@ -98,13 +104,14 @@ const USAGE_KEYS = ['"usage"', '"usageMetadata"'] as const;
  * output out. Only those objects are parsed, never the events around them; undefined when neither edge has
  * one (the caller then decodes the stream to estimate).
  */
-export function streamUsageCut(head: string, tail: string, read: (body: unknown) => Partial<IrUsage> | undefined): IrUsage | undefined {
-  for (const key of USAGE_KEYS) {
-    const member = key.slice(1, -1);
+export function streamUsageCut(headBytes: Uint8Array, tailBytes: Uint8Array, read: (body: unknown) => Partial<IrUsage> | undefined): IrUsage | undefined {
+  const head = asBuffer(headBytes);
+  const tail = asBuffer(tailBytes);
+  for (const { member, key } of USAGE_KEYS) {
     // An object under the key that the protocol does not read as usage (a Gemini tool call's `args` with a
     // `usage` member) is not the usage: the next key is tried.
-    const readAt = (text: string, last: boolean) => {
-      const found = usageObject(text, key, last);
+    const readAt = (bytes: Buffer, last: boolean) => {
+      const found = usageObject(bytes, key, last);
       const usage = found === undefined ? undefined : read({ [member]: found });
       return usage !== undefined && Object.keys(usage).length > 0 ? usage : undefined;
     };
@@ -123,29 +130,32 @@ export function streamUsageCut(head: string, tail: string, read: (body: unknown)
   return undefined;
 }
 
-/** The first (or last) `key: {...}` object in `text`, parsed; a key whose value is not an object (`"usage":null`) is passed over. */
-function usageObject(text: string, key: string, last: boolean): unknown {
-  let at = last ? text.lastIndexOf(key) : text.indexOf(key);
+/** The first (or last) `key: {...}` object in `bytes`, parsed; a key whose value is not an object (`"usage":null`) is passed over. */
+function usageObject(bytes: Buffer, key: Buffer, last: boolean): unknown {
+  let at = last ? bytes.lastIndexOf(key) : bytes.indexOf(key);
   while (at !== -1) {
-    const open = at > 0 && text[at - 1] !== "\\" ? objectAfterColon(text, at + key.length) : -1;
+    const open = at > 0 && bytes[at - 1] !== BACKSLASH ? objectAfterColon(bytes, at + key.length) : -1;
     if (open !== -1) {
-      const close = objectEnd(text, open);
+      const close = objectEnd(bytes, open);
       if (close !== -1) {
-        const parsed = parseOrUndefined(text.slice(open, close + 1));
+        const parsed = parseOrUndefined(utf8.decode(bytes.subarray(open, close + 1)));
         if (parsed !== undefined) return parsed;
       }
     }
-    at = last ? (at > 0 ? text.lastIndexOf(key, at - 1) : -1) : text.indexOf(key, at + 1);
+    at = last ? (at > 0 ? bytes.lastIndexOf(key, at - 1) : -1) : bytes.indexOf(key, at + 1);
   }
   return undefined;
 }
 
-/** Index of the `}` closing the object opened at `open`, strings skipped; -1 when the text ends first. */
-function objectEnd(text: string, open: number): number {
+/**
+ * Index of the `}` closing the object opened at `open`, strings skipped; -1 when the bytes end first.
+ * UTF-8 never uses a byte below 0x80 inside a multi-byte character, so the structure reads as in text.
+ */
+function objectEnd(bytes: Uint8Array, open: number): number {
   let depth = 0;
   let inString = false;
-  for (let i = open; i < text.length; i++) {
-    const c = text.charCodeAt(i);
+  for (let i = open; i < bytes.length; i++) {
+    const c = bytes[i]!;
     if (inString) {
       if (c === BACKSLASH) i++;
       else if (c === QUOTE) inString = false;

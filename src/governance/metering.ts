@@ -17,7 +17,7 @@ import type { LedgerRow, LedgerStore } from "../store/ledger.ts";
 import type { Logger } from "../telemetry/logger.ts";
 import { InputScales, OutputEstimates, requestedMaxOutput, reservationFor } from "./estimate.ts";
 import type { Admission, LimitEngine } from "./limits.ts";
-import { spendMicros, tiersOf, tokensOf, ZERO_TIERS } from "./rate-card.ts";
+import { spendMicros, tiersOf, tokensOf, ZERO_TIERS, type TokenTiers } from "./rate-card.ts";
 
 /** The one hook the data plane calls for an admitted request: usage when known, end when over. */
 export interface RequestMeter {
@@ -98,7 +98,7 @@ class Meter implements RequestMeter {
     }
     this.totals.tokens += tokens;
     this.totals.spendMicros += spend;
-    this.metering.queue({ ts: now, key_id: this.principal.id, group_name: this.principal.group ?? null, pool: this.pool, model, requests: 0, ...tiers });
+    this.metering.add(now, this.principal.id, this.principal.group ?? null, this.pool, model, 0, tiers);
   }
 
   end(): void {
@@ -172,7 +172,7 @@ export class Metering {
     const now = this.now();
     const totals = this.totalsOf(principal.id, group, principal.labels ?? {});
     totals.spendMicros += spendMicros(this.pricing(), model, ZERO_TIERS, 1);
-    this.queue({ ts: now, key_id: principal.id, group_name: group, pool, model, requests: 1, ...ZERO_TIERS });
+    this.add(now, principal.id, group, pool, model, 1, ZERO_TIERS);
     // Learnt from every grouped request (not only those a token cap reserves for), so a cap set later starts near.
     const sizeTokens = admission ? admission.sizeTokens || (shape?.bodyBytes ? estimateTokens(shape.bodyBytes) : 0) : 0;
     return { ok: true, meter: new Meter(this, principal, pool, admission, totals, sizeTokens) };
@@ -200,22 +200,28 @@ export class Metering {
    * Nested maps keyed by the row's own strings: no key string is built per request.
    */
   queue(row: LedgerRow): void {
-    const second = row.ts - (row.ts % 1000);
+    this.add(row.ts, row.key_id, row.group_name, row.pool, row.model, row.requests, row);
+  }
+
+  /** queue's work without the row object: a request's rows are usually summed into one already held. */
+  add(ts: number, keyId: string, group: string | null, pool: string, model: string, requests: number, tiers: TokenTiers): void {
+    const second = ts - (ts % 1000);
     const byKey = nested(this.#pending, second);
-    const byPool = nested(byKey, row.key_id);
-    const byModel = nested(byPool, row.pool);
-    const held = byModel.get(row.model);
-    if (held && held.group_name === row.group_name) {
-      held.requests += row.requests;
-      held.input += row.input;
-      held.output += row.output;
-      held.cache_read += row.cache_read;
-      held.cache_creation += row.cache_creation;
+    const byPool = nested(byKey, keyId);
+    const byModel = nested(byPool, pool);
+    const held = byModel.get(model);
+    if (held && held.group_name === group) {
+      held.requests += requests;
+      held.input += tiers.input;
+      held.output += tiers.output;
+      held.cache_read += tiers.cache_read;
+      held.cache_creation += tiers.cache_creation;
       return;
     }
+    const row = { ts: second, key_id: keyId, group_name: group, pool, model, requests, input: tiers.input, output: tiers.output, cache_read: tiers.cache_read, cache_creation: tiers.cache_creation };
     // A key re-bound to another group within the second keeps its rows apart.
-    if (held) this.#rebound.push({ ...row, ts: second });
-    else byModel.set(row.model, { ...row, ts: second });
+    if (held) this.#rebound.push(row);
+    else byModel.set(model, row);
     this.#rows += 1;
     // While the store refuses writes only the retry timer writes, the kept rows and these together.
     if (this.#unavailable) return;

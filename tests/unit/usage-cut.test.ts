@@ -4,23 +4,22 @@ import { adapterFor } from "../../src/protocols/registry.ts";
 
 test("usageMember cuts out the top-level usage object, and copes with what could fool it", () => {
   const openai = JSON.stringify({ id: "x", choices: [{ message: { content: 'say "usage" {not json}' } }], usage: { prompt_tokens: 5, completion_tokens: 7, prompt_tokens_details: { cached_tokens: 2 } } });
-  expect(usageMember(openai)).toEqual({ usage: { prompt_tokens: 5, completion_tokens: 7, prompt_tokens_details: { cached_tokens: 2 } } });
+  expect(usageMember(bytes(openai))).toEqual({ usage: { prompt_tokens: 5, completion_tokens: 7, prompt_tokens_details: { cached_tokens: 2 } } });
   const braces = JSON.stringify({ content: [{ text: "}}{{" }], usage: { input_tokens: 3, note: "a } and a \" inside" } });
-  expect(usageMember(braces)).toEqual({ usage: { input_tokens: 3, note: 'a } and a " inside' } });
+  expect(usageMember(bytes(braces))).toEqual({ usage: { input_tokens: 3, note: 'a } and a " inside' } });
   // Only an escaped "usage" in content, no real usage member: falls back to the whole body.
   const noUsage = JSON.stringify({ content: 'the "usage": {"x": 1} text' });
-  expect(usageMember(noUsage)).toEqual(JSON.parse(noUsage));
-  expect(usageMember("not json at all")).toBeUndefined();
+  expect(usageMember(bytes(noUsage))).toEqual(JSON.parse(noUsage));
+  expect(usageMember(bytes("not json at all"))).toBeUndefined();
   // "usage" as a value, not a key: the cut is not taken.
   const asValue = JSON.stringify({ kind: "usage", extra: { a: 1 } });
-  expect(usageMember(asValue)).toEqual(JSON.parse(asValue));
+  expect(usageMember(bytes(asValue))).toEqual(JSON.parse(asValue));
   // Pretty-printed bodies and non-ASCII text cut the same way.
   const pretty = JSON.stringify({ content: "héllo ✓", usage: { input_tokens: 1, note: "ünï ✓" } }, null, 2);
-  expect(usageMember(pretty)).toEqual({ usage: { input_tokens: 1, note: "ünï ✓" } });
+  expect(usageMember(bytes(pretty))).toEqual({ usage: { input_tokens: 1, note: "ünï ✓" } });
 });
 
 test("isWholeObject tells one whole JSON object from truncated, HTML or binary bytes in one pass", () => {
-  const bytes = (text: string) => new TextEncoder().encode(text);
   for (const whole of ['{"a":1}', ' \n{"a":{"b":[1,{"c":"}"}]},"usage":{"x":1}}\n', '{"s":"a \\" } quote"}', "{}"]) expect(isWholeObject(bytes(whole))).toBe(true);
   const cut = ['{"a":1', '{"a":{"b":1}', '{"a":"}', "[1,2]", "<html>{}</html>", '{"a":1}{"b":2}', '{"a":1}}', "", "   ", "{"];
   for (const text of cut) expect(isWholeObject(bytes(text))).toBe(false);
@@ -40,7 +39,7 @@ test("isWholeObject: every JSON object is whole and none of its proper prefixes 
 });
 
 test("streamUsageCut reads each protocol's stream usage from its first and last events only", () => {
-  const usage = (protocol: Parameters<typeof adapterFor>[0], head: string, tail = head) => streamUsageCut(head, tail, adapterFor(protocol)!.usageFromResponse);
+  const usage = (protocol: Parameters<typeof adapterFor>[0], head: string, tail = head) => streamUsageCut(Buffer.from(head), Buffer.from(tail), adapterFor(protocol)!.usageFromResponse);
   // Anthropic: input in message_start, output (running total) in message_delta; a text that says "usage" is not read.
   const anthropic =
     'event: message_start\ndata: {"type":"message_start","message":{"id":"m","usage":{"input_tokens":52,"cache_read_input_tokens":4,"output_tokens":1}}}\n\n' +
@@ -58,6 +57,17 @@ test("streamUsageCut reads each protocol's stream usage from its first and last 
   // A tool call's arguments may hold a `usage` member of their own: Gemini's usage is still its usageMetadata.
   const geminiTool = 'data: {"candidates":[{"content":{"parts":[{"functionCall":{"name":"log","args":{"usage":{"cpu":3}}}}]}}],"usageMetadata":{"promptTokenCount":9,"candidatesTokenCount":4}}\r\n\r\n';
   expect(usage("gemini", geminiTool)).toMatchObject({ inputNoCache: 9, output: 4 });
+  // Multi-byte text around the usage, and a usage member holding some: the cut is on bytes, decoded once cut.
+  const wide = 'data: {"choices":[{"delta":{"content":"héllo ✓ 😀 ünï"}}],"usage":null}\n\ndata: {"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":7,"note":"✓ } \\" {"}}\n\n';
+  expect(usage("openai", wide)).toMatchObject({ inputNoCache: 5, output: 7 });
+  // Bedrock's binary event-stream frames (length prefixes, CRCs, binary headers) around its JSON payloads.
+  const frame = (json: string) => Buffer.concat([Buffer.from([0, 0, 0, 99, 0x22, 0x7b, 0x5c, 0xff]), Buffer.from(json), Buffer.from([0xde, 0xad, 0x7b, 0x22])]);
+  const bedrock = Buffer.concat([frame('{"contentBlockIndex":0,"delta":{"text":"é usage"}}'), frame('{"metrics":{"latencyMs":9},"usage":{"inputTokens":11,"outputTokens":22,"totalTokens":33}}')]);
+  expect(streamUsageCut(bedrock, bedrock, adapterFor("bedrock")!.usageFromResponse)).toMatchObject({ inputNoCache: 11, output: 22 });
   // Nothing reported: undefined (the caller decodes the stream to estimate).
   expect(usage("openai", 'data: {"choices":[{"delta":{"content":"hi"}}],"usage":null}\n\n')).toBeUndefined();
 });
+
+function bytes(text: string): Uint8Array {
+  return new TextEncoder().encode(text);
+}
