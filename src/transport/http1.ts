@@ -182,7 +182,7 @@ const DECODERS: Readonly<Record<string, () => Decoder>> = {
 };
 
 /** One request and its answer; the answer's body is this object (no closure or stream per request). */
-class Exchange implements UpstreamBody, Carried, EventListenerObject {
+class Exchange implements UpstreamBody, Carried {
   readonly answer: Promise<Http1Answer>;
   private resolveAnswer!: (answer: Http1Answer) => void;
   private rejectAnswer!: (error: Error) => void;
@@ -230,7 +230,6 @@ class Exchange implements UpstreamBody, Carried, EventListenerObject {
       this.resolveAnswer = resolve;
       this.rejectAnswer = reject;
     });
-    this.signal.addEventListener("abort", this);
   }
 
   start(conn: Conn): void {
@@ -259,8 +258,8 @@ class Exchange implements UpstreamBody, Carried, EventListenerObject {
     if (this.unsent.byteLength === 0) this.unsent = undefined;
   }
 
-  /** The client went away (the signal's abort event). */
-  handleEvent(): void {
+  /** The client went away: the sweep saw its signal aborted. */
+  clientLeft(): void {
     this.abandon(aborted());
   }
 
@@ -478,7 +477,6 @@ class Exchange implements UpstreamBody, Carried, EventListenerObject {
   private failHead(error: Error): void {
     if (this.phase !== Phase.Head) return;
     this.phase = Phase.Done;
-    this.signal.removeEventListener("abort", this);
     this.rejectAnswer(error);
   }
 
@@ -500,7 +498,6 @@ class Exchange implements UpstreamBody, Carried, EventListenerObject {
   private finish(): void {
     if (this.ended || this.failed !== undefined || this.cancelled) return;
     this.ended = true;
-    this.signal.removeEventListener("abort", this);
     if (this.sink !== undefined && this.pending === undefined) this.sink.end();
     else if (this.waiter !== undefined) this.waiter.resolve(null);
   }
@@ -508,7 +505,6 @@ class Exchange implements UpstreamBody, Carried, EventListenerObject {
   private fail(error: Error): void {
     if (this.ended || this.failed !== undefined || this.cancelled) return;
     this.failed = error;
-    this.signal.removeEventListener("abort", this);
     this.decoder?.destroy();
     // A broken body is broken at once: what was held back is dropped.
     if (this.sink !== undefined) {
@@ -579,7 +575,6 @@ class Exchange implements UpstreamBody, Carried, EventListenerObject {
     this.cancelled = true;
     this.sink = undefined;
     this.pending = undefined;
-    this.signal.removeEventListener("abort", this);
     if (this.phase !== Phase.Done) {
       this.phase = Phase.Done;
       const conn = this.conn;

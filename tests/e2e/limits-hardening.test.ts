@@ -9,6 +9,7 @@ import { Database } from "bun:sqlite";
 import { join } from "node:path";
 import { json, LISTEN_ANY, startGateway, type RunningGateway } from "../support/gateway.ts";
 import { startOpenAIUpstream } from "../support/upstreams/openai.ts";
+import { until } from "../support/until.ts";
 
 const ENV = { GW_SIGNING_KEY: "e2e-limits-hardening-signing-4b1d", GW_ADMIN: "e2e-limits-hardening-admin-77ac" };
 const up = startOpenAIUpstream();
@@ -173,13 +174,6 @@ async function health(g: RunningGateway): Promise<string> {
   return response.text();
 }
 
-async function until(what: () => Promise<boolean>, timeoutMs = 4_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await what())) {
-    if (Date.now() > end) throw new Error("timed out");
-    await Bun.sleep(50);
-  }
-}
 
 describe("a store that refuses writes", () => {
   test("fail_closed: rows are kept and retried, /healthz says degraded, past the bound governed requests get 503 store unavailable, and every served request is metered once writes work again", async () => {

@@ -13,6 +13,7 @@ import { json, LISTEN_ANY, startGateway, type RunningGateway } from "../support/
 import { ANTHROPIC_DEFAULT_KEY, startAnthropicUpstream } from "../support/upstreams/anthropic.ts";
 import type { Behaviour, Upstream } from "../support/upstreams/common.ts";
 import { OPENAI_DEFAULT_KEY, startOpenAIUpstream } from "../support/upstreams/openai.ts";
+import { until } from "../support/until.ts";
 
 const oaiA = startOpenAIUpstream();
 const oaiB = startOpenAIUpstream();
@@ -231,12 +232,6 @@ async function metric(name: string, labels: Record<string, string>, target = gw)
     if (Object.entries(labels).every(([k, v]) => have[k] === v)) sum += Number(sample[3]);
   }
   return sum;
-}
-
-/** Waits until a condition holds (an upstream has seen a request), failing after a second. */
-async function until(condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 100 && !condition(); i++) await Bun.sleep(10);
-  expect(condition()).toBe(true);
 }
 
 // ---- the scenarios ----

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { json, LISTEN_ANY, startGateway, type RunningGateway } from "../support/gateway.ts";
 import { protocolCalls } from "../support/protocol-calls.ts";
 import { OPENAI_DEFAULT_KEY, startOpenAIUpstream } from "../support/upstreams/openai.ts";
+import { until } from "../support/until.ts";
 
 const ENV = { GW_SIGNING_KEY: "e2e-store-refusal-signing-91b3", GW_ADMIN: "e2e-store-refusal-admin-0e6c" };
 const up = startOpenAIUpstream();
@@ -56,13 +57,6 @@ function ledgerFull(g: RunningGateway) {
   };
 }
 
-async function until(what: () => Promise<boolean>, timeoutMs = 4_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await what())) {
-    if (Date.now() > end) throw new Error("timed out");
-    await Bun.sleep(50);
-  }
-}
 const health = async (g: RunningGateway) => (await fetch(`${g.data}/healthz`)).text();
 
 /** One stream with its usage shown to the client: the tokens it was charged. */

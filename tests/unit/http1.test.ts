@@ -7,6 +7,7 @@ import { gzipSync } from "node:zlib";
 import { type Http1Answer, type Http1Call, send } from "../../src/transport/http1.ts";
 import { isUpstreamTimeout, transportCause } from "../../src/transport/upstream.ts";
 import { makeTlsDir } from "../support/tls.ts";
+import { until } from "../support/until.ts";
 
 const never = new AbortController().signal;
 const POOL = { maxIdlePerHost: 8, idleTimeoutSecs: 30 };
@@ -340,9 +341,9 @@ describe("hostile and broken upstreams", () => {
     await Bun.sleep(20);
     expect(got).toEqual(["b", "c"]);
     client.abort();
+    await until(() => failed !== undefined);
     expect(failed?.name).toBe("AbortError");
-    await Bun.sleep(30);
-    expect(closed).toBe(true);
+    await until(() => closed);
   });
 
   test("pieces nobody takes yet (before pipe, between reads) stop the reading instead of piling up", async () => {
@@ -410,7 +411,7 @@ describe("hostile and broken upstreams", () => {
     expect(await answer.body.read()).toBeNull();
   });
 
-  test("a client abort before the head rejects at once; a cancelled body's connection is never reused", async () => {
+  test("a client abort before the head rejects within a sweep's tick and resets the connection; a cancelled body's connection is never reused", async () => {
     const closes: number[] = [];
     const server = await rawServer((socket, _request, index) => {
       socket.on("close", () => closes.push(index));
@@ -421,6 +422,7 @@ describe("hostile and broken upstreams", () => {
     const pending = send(call(server.url, { signal: client.signal }));
     await Bun.sleep(20);
     client.abort();
+    // The signal is looked at by the 250 ms sweep: the call is let go though the upstream never answers.
     expect((await failure(pending)).name).toBe("AbortError");
     const answer = await send(call(server.url));
     expect(Buffer.from((await answer.body.read())!).toString()).toBe("five.");
