@@ -247,8 +247,7 @@ const RELEASED = Symbol("released");
  * as the stream it is, to count its characters of answer (text, reasoning, tool arguments) for an estimate.
  */
 function usageFromEdges(adapter: ProtocolAdapter, head: Uint8Array[], tail: Uint8Array[]): { usage: IrUsage; headText: number } {
-  const headBytes = join(head);
-  const cut = streamUsageCut(headBytes, tail.length === 0 ? headBytes : join(tail), adapter.usageFromResponse);
+  const cut = streamUsageCut(head, tail.length === 0 ? head : tail, adapter.usageFromResponse);
   if (cut && inputTotal(cut) > 0 && cut.output > 0) return { usage: cut, headText: 0 };
   let answered = 0;
   const parser = adapter.createStreamParser();
@@ -261,4 +260,3 @@ function usageFromEdges(adapter: ProtocolAdapter, head: Uint8Array[], tail: Uint
   return { usage: cut ?? ZERO_USAGE, headText: answered };
 }
 
-const join = (pieces: Uint8Array[]) => (pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces));

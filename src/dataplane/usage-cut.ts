@@ -96,42 +96,75 @@ const USAGE_KEYS = ["usage", "usageMetadata"].map((member) => ({ member, key: Bu
 const USAGE_KEY = USAGE_KEYS[0]!.key;
 
 /**
- * Usage cut out of a stream's first and last events (`head`, `tail`: their bytes; the tail may start mid-event):
- * the first usage object of the head and the last of the tail, each read as the non-stream body `{usage}` its
- * protocol's usageFromResponse reads. Every vendor puts it there: Anthropic input in message_start and output
- * in message_delta; OpenAI, Responses, Cohere and Bedrock in the last event; Gemini a running total in each
- * chunk (the last one whole). The tail is read first and the head only when the last event left input or
- * output out. Only those objects are parsed, never the events around them; undefined when neither edge has
- * one (the caller then decodes the stream to estimate).
+ * Usage cut out of a stream's first and last events (`head`, `tail`: their pieces as they came; the tail may
+ * start mid-event): the first usage object of the head and the last of the tail, each read as the non-stream
+ * body `{usage}` its protocol's usageFromResponse reads. Every vendor puts it there: Anthropic input in
+ * message_start and output in message_delta; OpenAI, Responses, Cohere and Bedrock in the last event; Gemini
+ * a running total in each chunk (the last one whole). The tail is read first and the head only when the last
+ * event left input or output out. Only those objects are parsed, never the events around them; undefined
+ * when neither edge has one (the caller then decodes the stream to estimate).
  */
-export function streamUsageCut(headBytes: Uint8Array, tailBytes: Uint8Array, read: (body: unknown) => Partial<IrUsage> | undefined): IrUsage | undefined {
-  const head = asBuffer(headBytes);
-  const tail = asBuffer(tailBytes);
+export function streamUsageCut(head: readonly Uint8Array[], tail: readonly Uint8Array[], read: (body: unknown) => Partial<IrUsage> | undefined): IrUsage | undefined {
+  const first = new Edge(head, false);
+  const last = new Edge(tail, true);
   for (const { member, key } of USAGE_KEYS) {
     // An object under the key that the protocol does not read as usage (a Gemini tool call's `args` with a
     // `usage` member) is not the usage: the next key is tried.
-    const readAt = (bytes: Buffer, last: boolean) => {
-      const found = usageObject(bytes, key, last);
+    const readAt = (edge: Edge) => {
+      const found = edge.usageObject(key);
       const usage = found === undefined ? undefined : read({ [member]: found });
       return usage !== undefined && Object.keys(usage).length > 0 ? usage : undefined;
     };
-    const reported = readAt(tail, true);
+    const reported = readAt(last);
     const lastUsage = reported === undefined ? undefined : mergeUsage(ZERO_USAGE, reported);
     // Most vendors report it all in the last event: the head is then not searched.
     if (lastUsage && inputTotal(lastUsage) > 0 && lastUsage.output > 0) return lastUsage;
-    const first = readAt(head, false);
-    if (first === undefined) {
+    const opening = readAt(first);
+    if (opening === undefined) {
       if (lastUsage) return lastUsage;
       continue;
     }
-    const usage = mergeUsage(ZERO_USAGE, first);
+    const usage = mergeUsage(ZERO_USAGE, opening);
     return reported ? mergeUsage(usage, reported) : usage;
   }
   return undefined;
 }
 
-/** The first (or last) `key: {...}` object in `bytes`, parsed; a key whose value is not an object (`"usage":null`) is passed over. */
-function usageObject(bytes: Buffer, key: Buffer, last: boolean): unknown {
+/** The search could not tell from the one piece it looked at: the edge's pieces are joined and searched. */
+const UNSURE = Symbol("unsure");
+
+/**
+ * One edge of a stream as the pieces that came. Its outermost piece (the first of the head, the last of the
+ * tail) is searched alone first, and the pieces are joined only when that cannot tell: joining copied the
+ * 4-8 KiB edge on every metered stream. An answer found in the outermost piece is the one the joined bytes
+ * would give: the search runs from that outer end, so no key of the other pieces comes before it.
+ */
+class Edge {
+  #whole: Buffer | undefined;
+  constructor(
+    private readonly pieces: readonly Uint8Array[],
+    /** The tail: searched from its end for the last object, else from its start for the first. */
+    private readonly last: boolean,
+  ) {}
+
+  usageObject(key: Buffer): unknown {
+    const { pieces, last } = this;
+    if (pieces.length > 1) {
+      const found = objectUnder(asBuffer(pieces[last ? pieces.length - 1 : 0]!), key, last, true);
+      if (found !== UNSURE) return found;
+    }
+    this.#whole ??= pieces.length === 1 ? asBuffer(pieces[0]!) : Buffer.concat(pieces);
+    return objectUnder(this.#whole, key, last, false);
+  }
+}
+
+/**
+ * The first (or last) `key: {...}` object in `bytes`, parsed; a key whose value is not an object
+ * (`"usage":null`) is passed over. `outer`: the bytes are only the outermost piece of their edge, so what
+ * depends on the bytes beyond its inner end (an object a head's piece cuts off, whose inner keys must not be
+ * taken for it; no object found, perhaps for want of the byte before a key) is UNSURE rather than an answer.
+ */
+function objectUnder(bytes: Buffer, key: Buffer, last: boolean, outer: boolean): unknown {
   let at = last ? bytes.lastIndexOf(key) : bytes.indexOf(key);
   while (at !== -1) {
     const open = at > 0 && bytes[at - 1] !== BACKSLASH ? objectAfterColon(bytes, at + key.length) : -1;
@@ -140,11 +173,11 @@ function usageObject(bytes: Buffer, key: Buffer, last: boolean): unknown {
       if (close !== -1) {
         const parsed = parseOrUndefined(utf8.decode(bytes.subarray(open, close + 1)));
         if (parsed !== undefined) return parsed;
-      }
+      } else if (outer && !last) return UNSURE;
     }
     at = last ? (at > 0 ? bytes.lastIndexOf(key, at - 1) : -1) : bytes.indexOf(key, at + 1);
   }
-  return undefined;
+  return outer ? UNSURE : undefined;
 }
 
 /**

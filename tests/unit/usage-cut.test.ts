@@ -39,7 +39,7 @@ test("isWholeObject: every JSON object is whole and none of its proper prefixes 
 });
 
 test("streamUsageCut reads each protocol's stream usage from its first and last events only", () => {
-  const usage = (protocol: Parameters<typeof adapterFor>[0], head: string, tail = head) => streamUsageCut(Buffer.from(head), Buffer.from(tail), adapterFor(protocol)!.usageFromResponse);
+  const usage = (protocol: Parameters<typeof adapterFor>[0], head: string, tail = head) => streamUsageCut([Buffer.from(head)], [Buffer.from(tail)], adapterFor(protocol)!.usageFromResponse);
   // Anthropic: input in message_start, output (running total) in message_delta; a text that says "usage" is not read.
   const anthropic =
     'event: message_start\ndata: {"type":"message_start","message":{"id":"m","usage":{"input_tokens":52,"cache_read_input_tokens":4,"output_tokens":1}}}\n\n' +
@@ -63,7 +63,7 @@ test("streamUsageCut reads each protocol's stream usage from its first and last 
   // Bedrock's binary event-stream frames (length prefixes, CRCs, binary headers) around its JSON payloads.
   const frame = (json: string) => Buffer.concat([Buffer.from([0, 0, 0, 99, 0x22, 0x7b, 0x5c, 0xff]), Buffer.from(json), Buffer.from([0xde, 0xad, 0x7b, 0x22])]);
   const bedrock = Buffer.concat([frame('{"contentBlockIndex":0,"delta":{"text":"é usage"}}'), frame('{"metrics":{"latencyMs":9},"usage":{"inputTokens":11,"outputTokens":22,"totalTokens":33}}')]);
-  expect(streamUsageCut(bedrock, bedrock, adapterFor("bedrock")!.usageFromResponse)).toMatchObject({ inputNoCache: 11, output: 22 });
+  expect(streamUsageCut([bedrock], [bedrock], adapterFor("bedrock")!.usageFromResponse)).toMatchObject({ inputNoCache: 11, output: 22 });
   // Nothing reported: undefined (the caller decodes the stream to estimate).
   expect(usage("openai", 'data: {"choices":[{"delta":{"content":"hi"}}],"usage":null}\n\n')).toBeUndefined();
 });
@@ -71,3 +71,47 @@ test("streamUsageCut reads each protocol's stream usage from its first and last 
 function bytes(text: string): Uint8Array {
   return new TextEncoder().encode(text);
 }
+
+test("streamUsageCut over pieces as they came gives what it gives over the joined bytes, wherever the pieces are cut", async () => {
+  const { STREAMS } = await import("../../bench/upstream.ts");
+  const joinedOf = (pieces: Uint8Array[]) => Buffer.concat(pieces);
+  const anthropicTricky =
+    'event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":52,"output_tokens":1}}}\n\n' +
+    'event: content_block_delta\ndata: {"type":"content_block_delta","delta":{"type":"text_delta","text":"\\"usage\\": {\\"output_tokens\\": 9}"}}\n\n' +
+    'event: message_delta\ndata: {"type":"message_delta","usage":{"output_tokens":61}}\n\n';
+  const openaiNulls = 'data: {"choices":[{"delta":{"content":"hi"}}],"usage":null}\n\n'.repeat(5) + 'data: {"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":7}}\n\ndata: [DONE]\n\n';
+  // A usage object holding one of its own: a head cut inside the outer must not be read as the inner.
+  const nested =
+    'event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":52,"note":{"usage":{"input_tokens":3,"output_tokens":4}},"output_tokens":1}}}\n\n' +
+    'event: message_delta\ndata: {"type":"message_delta","usage":{"output_tokens":61}}\n\n';
+  const geminiTotals = [1, 2, 3, 30].map((n) => `data: {"candidates":[],"usageMetadata":{"promptTokenCount":9,"candidatesTokenCount":${n}}}\r\n\r\n`).join("");
+  const cases: [Parameters<typeof adapterFor>[0], Uint8Array][] = [
+    ["openai", STREAMS.openai.whole],
+    ["anthropic", STREAMS.anthropic.whole],
+    ["responses", STREAMS.responses.whole],
+    ["gemini", STREAMS.geminiSse.whole],
+    ["bedrock", STREAMS.bedrock.whole],
+    ["cohere", STREAMS.cohere.whole],
+    ["anthropic", Buffer.from(anthropicTricky)],
+    ["openai", Buffer.from(openaiNulls)],
+    ["gemini", Buffer.from(geminiTotals)],
+    ["anthropic", Buffer.from(nested)],
+  ];
+  let seed = 7;
+  const random = (below: number) => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) % below);
+  for (const [protocol, whole] of cases) {
+    const read = adapterFor(protocol)!.usageFromResponse;
+    const expected = streamUsageCut([whole], [whole], read);
+    expect(expected).toBeDefined();
+    for (let round = 0; round < 200; round++) {
+      // Cut anywhere, including one byte from either end and inside the keys and objects themselves.
+      const cuts = [...new Set(Array.from({ length: 1 + random(4) }, () => 1 + random(whole.length - 1)))].sort((a, b) => a - b);
+      const pieces = [0, ...cuts].map((from, i) => whole.subarray(from, cuts[i] ?? whole.length));
+      expect(joinedOf(pieces)).toEqual(Buffer.from(whole));
+      expect(streamUsageCut(pieces, pieces, read)).toEqual(expected!);
+      // A head and a tail kept apart, as the relay keeps a long stream's edges.
+      const split = 1 + random(pieces.length);
+      if (split < pieces.length) expect(streamUsageCut(pieces.slice(0, split), pieces.slice(split), read)).toEqual(streamUsageCut([joinedOf(pieces.slice(0, split))], [joinedOf(pieces.slice(split))], read)!);
+    }
+  }
+});
