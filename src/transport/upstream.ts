@@ -10,7 +10,7 @@
 import type { ResolvedProvider } from "../providers/provider.ts";
 import type { UpstreamBody } from "./body.ts";
 import { send } from "./http1.ts";
-import type { HeaderList } from "./http1-head.ts";
+import { type HeaderList, NameSet } from "./http1-head.ts";
 
 export interface UpstreamCall {
   readonly url: string;
@@ -118,7 +118,7 @@ export function upstreamUrl(provider: ResolvedProvider, path: string): string {
  * 7.6.1), the body framing Bun sets itself, and cookies, which belong to the gateway's own connection
  * to the provider (a bot-management cookie, say), never to the gateway's clients.
  */
-export const NOT_RELAYED = new Set([
+export const NOT_RELAYED = new NameSet([
   "connection",
   "keep-alive",
   "proxy-authenticate",

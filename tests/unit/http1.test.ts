@@ -371,7 +371,7 @@ describe("hostile and broken upstreams", () => {
   });
 
   test("heads an honest server would not write are refused as malformed, never guessed at", async () => {
-    const { parseHead } = await import("../../src/transport/http1-head.ts");
+    const { parseHead, Framing } = await import("../../src/transport/http1-head.ts");
     for (const bad of [
       "HTTP/2 200 OK",
       "HTTP/1.1 2000 OK",
@@ -538,18 +538,31 @@ describe("https", () => {
   });
 });
 
-test("an answer's headers: names lowercased, a repeated name read joined as Headers does, hop-by-hop ones and cookies not relayed", async () => {
-  const { parseHead } = await import("../../src/transport/http1-head.ts");
+test("an answer's headers: names read in any case, a repeated name read joined as Headers does, hop-by-hop ones and cookies not relayed", async () => {
+  const { parseHead, Framing } = await import("../../src/transport/http1-head.ts");
   const { relayHeaders } = await import("../../src/transport/upstream.ts");
   const head = parseHead("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nX-Request-Id: a\r\nVary: Origin\r\nvary: Accept\r\nSet-Cookie: s=1\r\nConnection: keep-alive\r\nContent-Length: 5");
   if (head instanceof Error) throw head;
   expect(head.headers.get("content-type")).toBe("text/event-stream");
   expect(head.headers.get("vary")).toBe(new Headers([["Vary", "Origin"], ["vary", "Accept"]]).get("vary"));
   expect(head.headers.get("x-absent")).toBeNull();
-  expect(relayHeaders(head.headers)).toEqual([["content-type", "text/event-stream"], ["x-request-id", "a"], ["vary", "Origin"], ["vary", "Accept"]]);
+  expect(head.headers.get("x-request-id")).toBe("a");
+  // Optional whitespace (spaces, tabs) around a value is not part of it; other bytes are.
+  const spaced = parseHead("HTTP/1.1 200 OK\r\nX-A: \t a b \t\r\nX-B:c\r\nX-C:   ");
+  if (spaced instanceof Error) throw spaced;
+  expect([spaced.headers.get("x-a"), spaced.headers.get("x-b"), spaced.headers.get("x-c")]).toEqual(["a b", "c", ""]);
+  // Relayed in the case they came (a Response's headers lowercase them), the hop's own and cookies left out in any case.
+  const relayed = relayHeaders(head.headers);
+  expect(relayed.map(([name, value]) => [name.toLowerCase(), value])).toEqual([["content-type", "text/event-stream"], ["x-request-id", "a"], ["vary", "Origin"], ["vary", "Accept"]]);
+  expect([...new Response("", { headers: relayed }).headers]).toEqual([["content-type", "text/event-stream"], ["vary", "Origin, Accept"], ["x-request-id", "a"]]);
+  const shouting = parseHead("HTTP/1.1 200 OK\r\nCONTENT-LENGTH: 5\r\nTRANSFER-ENCODING: chunked\r\nSET-COOKIE: s=1\r\nCONNECTION: close\r\nX-Kept: 1");
+  if (shouting instanceof Error) throw shouting;
+  expect(relayHeaders(shouting.headers)).toEqual([["X-Kept", "1"]]);
+  // The framing headers are found in any case: chunked wins over a length, and `close` is heard.
+  expect([shouting.framing, shouting.keepAlive]).toEqual([Framing.Chunked, false]);
   head.headers.delete("vary");
   expect(head.headers.get("vary")).toBeNull();
   expect(head.headers.get("x-request-id")).toBe("a");
   // What a Headers object would refuse is a malformed answer.
-  for (const bad of ["HTTP/1.1 200 OK\r\nBad Name: x", "HTTP/1.1 200 OK\r\nX-A: a\0b", "HTTP/1.1 200 OK\r\nX-A: a\nb"]) expect(parseHead(bad)).toBeInstanceOf(Error);
+  for (const bad of ["HTTP/1.1 200 OK\r\nBad Name: x", "HTTP/1.1 200 OK\r\nX-A: a\0b", "HTTP/1.1 200 OK\r\nX-A: a\nb", "HTTP/1.1 200 OK\r\nX-A: a\rb", "HTTP/1.1 200 OK\r\nX-A: a\r\n\nX-B: b", "HTTP/1.1 200 OK\r\nX-A: a\r"]) expect(parseHead(bad)).toBeInstanceOf(Error);
 });
