@@ -7,7 +7,10 @@
 #   npm run build && cp dist/gateway /tmp/a && (change, build) && bench/compare.sh 5 /tmp/a dist/gateway
 #
 # COMPARE_MODEL=claude sends the same OpenAI body to an Anthropic lane (translated; the floor relays it to
-# the upstream's OpenAI path as before), COMPARE_STREAM=1 asks for a stream.
+# the upstream's OpenAI path as before), COMPARE_STREAM=1 asks for a stream. A binary given as gov:PATH runs
+# with bench/gateway-config.ts's governance (keys, a three-level group chain with limits) and is called
+# with a virtual key minted for it: `bench/compare.sh 4 dist/gateway gov:dist/gateway` pairs the open door
+# with the governed one (issue 15's "within 1.1x of the open door").
 #
 # Needs taskset and wrk, like dataplane.ts; talks only to 127.0.0.1.
 set -euo pipefail
@@ -26,8 +29,10 @@ sleep 0.3
 FLOOR_UPSTREAM=http://127.0.0.1:$UP_PORT FLOOR_PORT=$((UP_PORT + 1)) taskset -c 1 "$WORK/floor" > "$WORK/floor.log" 2>&1 &
 PIDS=("$!"); PORTS=($((UP_PORT + 1))); NAMES=(floor)
 i=0
-for bin in "$@"; do
+GOVERNED=()
+for arg in "$@"; do
   i=$((i + 1)); port=$((UP_PORT + 10 + i * 2))
+  bin=${arg#gov:}
   cat > "$WORK/gw$i.yaml" <<YAML
 listen: 127.0.0.1:$port
 admin_listen: 127.0.0.1:$((port + 1))
@@ -39,25 +44,33 @@ models:
   gpt: {provider: up-openai, model: gpt-4o-mini}
   claude: {provider: up-anthropic, model: claude-haiku-4-5}
 YAML
+  GOVERNED+=("$([ "$bin" != "$arg" ] && echo 1 || echo 0)")
+  if [ "$bin" != "$arg" ]; then bun -e 'import { GOVERNANCE_YAML } from "'"$ROOT"'/bench/gateway-config.ts"; process.stdout.write(GOVERNANCE_YAML)' >> "$WORK/gw$i.yaml"; fi
   cp "$bin" "$WORK/gw$i"
-  taskset -c 1 "$WORK/gw$i" --config "$WORK/gw$i.yaml" > "$WORK/gw$i.log" 2>&1 &
-  PIDS+=("$!"); PORTS+=($port); NAMES+=("$i:$(basename "$bin")")
+  env $(bun -e 'import { GOVERNANCE_ENV } from "'"$ROOT"'/bench/gateway-config.ts"; console.log(Object.entries(GOVERNANCE_ENV).map(([k, v]) => k + "=" + v).join(" "))') \
+    taskset -c 1 "$WORK/gw$i" --config "$WORK/gw$i.yaml" > "$WORK/gw$i.log" 2>&1 &
+  PIDS+=("$!"); PORTS+=($port); NAMES+=("$i:$([ "$bin" != "$arg" ] && echo gov-)$(basename "$bin")")
 done
 sleep 1.5
-STREAM_MEMBER=$([ -n "${COMPARE_STREAM:-}" ] && echo ',"stream":true' || true)
+STREAM_MEMBER=$([ -n "${COMPARE_STREAM:-}" ] && echo ",\"stream\":true${COMPARE_USAGE_MEMBER-,\"stream_options\":{\"include_usage\":true}}" || true)
 cat > "$WORK/post.lua" <<LUA
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
-wrk.headers["Authorization"] = "Bearer bench-key"
+wrk.headers["Authorization"] = "Bearer " .. (os.getenv("COMPARE_TOKEN") or "bench-key")
 wrk.body = '{"model":"${COMPARE_MODEL:-gpt}","messages":[{"role":"system","content":"You are a concise assistant for an internal engineering help desk. Answer in two or three sentences and name the first thing to check."},{"role":"user","content":"Our build cache keeps missing after we bumped the compiler version last week. Nothing else changed in the repository. What is the most likely cause and what should we check first?"}],"temperature":0.2,"max_tokens":256${STREAM_MEMBER}}'
 LUA
+# A governed gateway is called with a key minted through its admin API; the others with the provider key.
+TOKENS=(bench-key)
+for k in "${!GOVERNED[@]}"; do
+  if [ "${GOVERNED[$k]}" = 1 ]; then TOKENS+=("$(bun -e 'import { mintKey } from "'"$ROOT"'/bench/gateway-config.ts"; console.log(await mintKey("127.0.0.1:'"$((${PORTS[$((k + 1))]} + 1))"'"))')"); else TOKENS+=(bench-key); fi
+done
 HZ=$(getconf CLK_TCK)
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 for r in $(seq "$ROUNDS"); do
   declare -A T0=()
   for k in "${!PIDS[@]}"; do T0[$k]=$(ticks "${PIDS[$k]}"); done
   W=()
-  for k in "${!PIDS[@]}"; do taskset -c 0 wrk -t1 -c64 -d4s -s "$WORK/post.lua" "http://127.0.0.1:${PORTS[$k]}/v1/chat/completions" > "$WORK/wrk$k.txt" & W+=($!); done
+  for k in "${!PIDS[@]}"; do COMPARE_TOKEN=${TOKENS[$k]} taskset -c 0 wrk -t1 -c64 -d4s -s "$WORK/post.lua" "http://127.0.0.1:${PORTS[$k]}/v1/chat/completions" > "$WORK/wrk$k.txt" & W+=($!); done
   wait "${W[@]}"
   line="round $r:"
   for k in "${!PIDS[@]}"; do
