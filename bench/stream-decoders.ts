@@ -10,6 +10,7 @@ import { answerSize } from "../src/ir/estimate.ts";
 import { mergeUsage, ZERO_USAGE, type IrRequest, type IrStreamPart } from "../src/ir/index.ts";
 import { translatedStream } from "../src/dataplane/translate.ts";
 import { adapterFor } from "../src/protocols/registry.ts";
+import { wireBytes } from "../src/protocols/stream-writer.ts";
 import type { ProtocolAdapter, WireProtocol } from "../src/protocols/types.ts";
 import type { LaneTicket } from "../src/routing/failover.ts";
 import { bodyFromStream } from "../tests/support/body.ts";
@@ -71,7 +72,7 @@ async function oldPath(ingress: ProtocolAdapter, egress: ProtocolAdapter, pieces
     start(controller) {
       writer = ingress.createStreamWriter(request, warn, (bytes) => {
         emitted = true;
-        controller.enqueue(bytes);
+        controller.enqueue(wireBytes(bytes));
       });
       accept(controller, first.value!);
     },
@@ -105,7 +106,7 @@ async function pushPath(ingress: ProtocolAdapter, egress: ProtocolAdapter, piece
 function bare(ingress: ProtocolAdapter, egress: ProtocolAdapter, pieces: readonly Uint8Array[]): number {
   let bytes = 0;
   const parser = egress.createStreamParser();
-  const writer = ingress.createStreamWriter(request, warn, (b) => (bytes += b.byteLength));
+  const writer = ingress.createStreamWriter(request, warn, (b) => (bytes += wireBytes(b).byteLength));
   for (const piece of pieces) for (const part of parser.push(piece)) writer.accept(named(part));
   for (const part of parser.end()) writer.accept(named(part));
   writer.end();

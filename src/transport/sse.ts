@@ -74,9 +74,12 @@ export const sseDecoder = (): TransformStream<Uint8Array, SseEvent> => parserTra
 
 const encoder = new TextEncoder();
 
-/** One SSE event as bytes. `data` is written as is: callers pass single-line JSON. */
+/** One SSE event as text. `data` is written as is: callers pass single-line JSON. */
+export const sseText = (data: string, event?: string): string => (event ? `event: ${event}\ndata: ${data}\n\n` : `data: ${data}\n\n`);
+
+/** One SSE event as bytes. */
 export function sseEvent(data: string, event?: string): Uint8Array {
-  return encoder.encode(event ? `event: ${event}\ndata: ${data}\n\n` : `data: ${data}\n\n`);
+  return encoder.encode(sseText(data, event));
 }
 
 /** Whether bytes sent so far end between two SSE events (a blank line), so another event may follow. */

@@ -13,7 +13,8 @@ import * as cohere from "../../src/protocols/cohere/stream.ts";
 import * as gemini from "../../src/protocols/gemini/stream.ts";
 import * as openai from "../../src/protocols/openai/stream.ts";
 import * as responses from "../../src/protocols/responses/stream.ts";
-import type { ProtocolAdapter, StreamParser, StreamWriter } from "../../src/protocols/types.ts";
+import { wireBytes } from "../../src/protocols/stream-writer.ts";
+import type { ProtocolAdapter, StreamParser, StreamWriter, WireChunk } from "../../src/protocols/types.ts";
 import type { UpstreamBody } from "../../src/transport/body.ts";
 import { STREAMS } from "../../bench/upstream.ts";
 
@@ -31,7 +32,7 @@ export const PARSERS: Record<string, () => StreamParser> = {
   cohere: () => cohere.createStreamParser(now),
 };
 
-type Writer = (request: IrRequest, warn: (w: string) => void, emit: (bytes: Uint8Array) => void) => StreamWriter;
+type Writer = (request: IrRequest, warn: (w: string) => void, emit: (chunk: WireChunk) => void) => StreamWriter;
 /** Every client protocol's writer. */
 export const WRITERS: Record<string, Writer> = {
   openai: openai.createStreamWriter,
@@ -84,7 +85,7 @@ const SYNTHETIC: Record<string, IrStreamPart[]> = {
 
 function writeUpstream(protocol: string, parts: readonly IrStreamPart[]): Uint8Array[] {
   const events: Uint8Array[] = [];
-  const writer = WRITERS[protocol]!(REQUESTS.usage!, () => {}, (bytes) => events.push(bytes));
+  const writer = WRITERS[protocol]!(REQUESTS.usage!, () => {}, (chunk) => events.push(wireBytes(chunk)));
   for (const part of parts) writer.accept(part);
   writer.end();
   return events;

@@ -8,9 +8,9 @@
 // only its own parts are held, until the open block ends. All per-stream state lives in the closures.
 import { estimateTokens, requestTextSize } from "../../ir/estimate.ts";
 import { inputTotal, irError, mergeUsage, ZERO_USAGE, type IrError, type IrFinishReason, type IrRequest, type IrStreamPart, type IrUsage } from "../../ir/index.ts";
-import { sseEvent, sseParser, type SseEvent } from "../../transport/sse.ts";
+import { sseParser, sseText, type SseEvent } from "../../transport/sse.ts";
 import { writerTransform } from "../stream-writer.ts";
-import type { StreamParser, StreamWriter, WarningSink } from "../types.ts";
+import type { StreamParser, StreamWriter, WarningSink, WireChunk } from "../types.ts";
 import { decodeStreamError, errorBody } from "./errors.ts";
 import { finishFromStopReason, stopReasonFromFinish, usageFromWire, usageToWire } from "./response.ts";
 import {
@@ -159,8 +159,8 @@ export function createStreamEncoder(request: IrRequest, warn: WarningSink): Tran
   return writerTransform((emit) => createStreamWriter(request, warn, emit));
 }
 
-export function createStreamWriter(request: IrRequest, warn: WarningSink, emit: (bytes: Uint8Array) => void): StreamWriter {
-  return messageWriter(request, warn, (event, data) => emit(sseEvent(JSON.stringify(data), event)));
+export function createStreamWriter(request: IrRequest, warn: WarningSink, emit: (chunk: WireChunk) => void): StreamWriter {
+  return messageWriter(request, warn, (event, data) => emit(sseText(JSON.stringify(data), event)));
 }
 
 /** The state of one client stream: the message head, usage so far, the open block and the waiting ones. */

@@ -12,7 +12,7 @@ import { irError, mergeUsage, ZERO_USAGE, type IrError, type IrRequest, type IrS
 import { Made } from "../../transport/push-parser.ts";
 import { sseParser } from "../../transport/sse.ts";
 import { writerTransform } from "../stream-writer.ts";
-import type { StreamParser, StreamWriter, WarningSink } from "../types.ts";
+import type { StreamParser, StreamWriter, WarningSink, WireChunk } from "../types.ts";
 import { decodeStreamError, errorBody } from "./errors.ts";
 import { candidateOf, carriedSignature, finishFromWire, finishToWire, functionCallPart, signatureOf, usageFromWire, usageToWire } from "./response.ts";
 import { GenerateContentResponse, isObject, matches, type Json } from "./schema.ts";
@@ -217,23 +217,21 @@ interface Framing {
   close(): void;
 }
 
-const encoder = new TextEncoder();
-
-function sseFraming(emit: (bytes: Uint8Array) => void): Framing {
+function sseFraming(emit: (chunk: WireChunk) => void): Framing {
   // Google separates events with CRLF pairs; the SDK's reader splits on \r\n\r\n as well as \n\n.
-  return { chunk: (data) => emit(encoder.encode(`data: ${JSON.stringify(data)}\r\n\r\n`)), close: () => {} };
+  return { chunk: (data) => emit(`data: ${JSON.stringify(data)}\r\n\r\n`), close: () => {} };
 }
 
-function arrayFraming(emit: (bytes: Uint8Array) => void): Framing {
+function arrayFraming(emit: (chunk: WireChunk) => void): Framing {
   let first = true;
   let closed = false;
   return {
     chunk(data) {
-      emit(encoder.encode(`${first ? "[" : ",\r\n"}${JSON.stringify(data)}`));
+      emit(`${first ? "[" : ",\r\n"}${JSON.stringify(data)}`);
       first = false;
     },
     close() {
-      if (!closed) emit(encoder.encode(first ? "[]" : "]"));
+      if (!closed) emit(first ? "[]" : "]");
       closed = true;
     },
   };
@@ -340,7 +338,7 @@ function chunkWriter(request: IrRequest, warn: WarningSink, frame: Framing): Str
 }
 
 /** SSE (`:streamGenerateContent?alt=sse`, what the official SDK asks for). */
-export function createStreamWriter(request: IrRequest, warn: WarningSink, emit: (bytes: Uint8Array) => void): StreamWriter {
+export function createStreamWriter(request: IrRequest, warn: WarningSink, emit: (chunk: WireChunk) => void): StreamWriter {
   return chunkWriter(request, warn, sseFraming(emit));
 }
 
@@ -349,7 +347,7 @@ export function createStreamEncoder(request: IrRequest, warn: WarningSink): Tran
 }
 
 /** The same chunks as one streamed JSON array, for clients that call `:streamGenerateContent` without alt=sse. */
-export function createArrayStreamWriter(request: IrRequest, warn: WarningSink, emit: (bytes: Uint8Array) => void): StreamWriter {
+export function createArrayStreamWriter(request: IrRequest, warn: WarningSink, emit: (chunk: WireChunk) => void): StreamWriter {
   return chunkWriter(request, warn, arrayFraming(emit));
 }
 
