@@ -212,22 +212,23 @@ export function createArrayStreamParser(now: () => number = Date.now): StreamPar
 
 /** How chunks go on the wire: SSE events, or the elements of one JSON array. */
 interface Framing {
-  chunk(data: Json): void;
+  /** One chunk, as JSON. */
+  chunk(json: string): void;
   /** No chunk follows (the array's `]`). */
   close(): void;
 }
 
 function sseFraming(emit: (chunk: WireChunk) => void): Framing {
   // Google separates events with CRLF pairs; the SDK's reader splits on \r\n\r\n as well as \n\n.
-  return { chunk: (data) => emit(`data: ${JSON.stringify(data)}\r\n\r\n`), close: () => {} };
+  return { chunk: (json) => emit(`data: ${json}\r\n\r\n`), close: () => {} };
 }
 
 function arrayFraming(emit: (chunk: WireChunk) => void): Framing {
   let first = true;
   let closed = false;
   return {
-    chunk(data) {
-      emit(`${first ? "[" : ",\r\n"}${JSON.stringify(data)}`);
+    chunk(json) {
+      emit(`${first ? "[" : ",\r\n"}${json}`);
       first = false;
     },
     close() {
@@ -249,12 +250,23 @@ function chunkWriter(request: IrRequest, warn: WarningSink, frame: Framing): Str
   const calls = new Map<string, { toolCallId: string; name: string; args: string }>();
 
   const chunk = (parts: Json[], last?: { finishReason: string }) =>
-    frame.chunk({
-      candidates: [candidateOf(parts, last?.finishReason)],
-      ...(last && { usageMetadata: usageToWire(usage, warn) }),
-      modelVersion: head.model,
-      responseId: head.id,
-    });
+    frame.chunk(
+      JSON.stringify({
+        candidates: [candidateOf(parts, last?.finishReason)],
+        ...(last && { usageMetadata: usageToWire(usage, warn) }),
+        modelVersion: head.model,
+        responseId: head.id,
+      }),
+    );
+  /**
+   * A text delta's chunk as text around the text's own JSON: the bytes `chunk([{ text }])` writes, its
+   * fixed members serialised once per stream (again if a start part names another head).
+   */
+  let textAfter: string | undefined;
+  const textChunk = (text: string) => {
+    textAfter ??= `}],"role":"model"},"index":0}],${JSON.stringify({ modelVersion: head.model, responseId: head.id }).slice(1)}`;
+    frame.chunk(`{"candidates":[{"content":{"parts":[{"text":${JSON.stringify(text)}${textAfter}`);
+  };
   const takeSignature = () => {
     const signature = pendingSignature;
     pendingSignature = undefined;
@@ -285,6 +297,7 @@ function chunkWriter(request: IrRequest, warn: WarningSink, frame: Framing): Str
     switch (part.type) {
       case "start":
         head = { id: part.id, model: part.model };
+        textAfter = undefined;
         return;
       case "usage":
         usage = mergeUsage(usage, part.usage);
@@ -297,7 +310,7 @@ function chunkWriter(request: IrRequest, warn: WarningSink, frame: Framing): Str
         redacted.add(part.id);
         return warn("redacted reasoning dropped: Gemini has no form for it");
       case "text-delta":
-        return part.delta === "" ? undefined : chunk([{ text: part.delta }]);
+        return part.delta === "" ? undefined : textChunk(part.delta);
       case "reasoning-delta":
         if (redacted.has(part.id) || part.delta === "") return;
         thoughts.set(part.id, (thoughts.get(part.id) ?? "") + part.delta);
@@ -324,7 +337,7 @@ function chunkWriter(request: IrRequest, warn: WarningSink, frame: Framing): Str
         finish(finishToWire(part.finishReason, warn));
         return stop();
       case "error":
-        frame.chunk(errorBody(part.error));
+        frame.chunk(JSON.stringify(errorBody(part.error)));
         return stop();
     }
   }
