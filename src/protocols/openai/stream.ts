@@ -49,6 +49,7 @@ function chunkDecoder() {
   }
   function closeAll(out: IrStreamPart[]): void {
     closeOpen(out);
+    if (tools.size === 0) return;
     for (const index of [...tools.keys()].sort((a, b) => a - b)) out.push({ type: "tool-call-end", id: tools.get(index) ?? "" });
     tools.clear();
   }

@@ -293,14 +293,14 @@ export function createStreamWriter(request: IrRequest, warn: WarningSink, emitTe
     const at = placed.get(id);
     if (!at) return;
     const { item, contentIndex } = at;
-    const where = { item_id: item.id, output_index: item.index };
     if (item.kind === "message") {
       item.texts[contentIndex] += text;
-      emitDelta((at.template ??= deltaTemplate("response.output_text.delta", { ...where, content_index: contentIndex }, ',"logprobs":[]')), text);
+      emitDelta((at.template ??= deltaTemplate("response.output_text.delta", { item_id: item.id, output_index: item.index, content_index: contentIndex }, ',"logprobs":[]')), text);
     } else if (item.kind === "function_call") {
       item.args += text;
-      emitDelta((at.template ??= deltaTemplate("response.function_call_arguments.delta", where, "")), text);
+      emitDelta((at.template ??= deltaTemplate("response.function_call_arguments.delta", { item_id: item.id, output_index: item.index }, "")), text);
     } else {
+      const where = { item_id: item.id, output_index: item.index };
       if (!item.partOpen) emit("response.reasoning_summary_part.added", { ...where, summary_index: 0, part: { type: "summary_text", text: "" } });
       item.partOpen = true;
       item.text += text;
