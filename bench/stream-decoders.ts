@@ -102,16 +102,26 @@ async function pushPath(ingress: ProtocolAdapter, egress: ProtocolAdapter, piece
   return (await new Response(out).arrayBuffer()).byteLength;
 }
 
-/** Decode+encode alone: what the push path costs once its source and sink are native. */
+/** Decode+encode alone: what the push path costs once its source and sink are native (text encoded once a piece, as translate.ts does). */
 function bare(ingress: ProtocolAdapter, egress: ProtocolAdapter, pieces: readonly Uint8Array[]): number {
   let bytes = 0;
+  let text = "";
   const parser = egress.createStreamParser();
-  const writer = ingress.createStreamWriter(request, warn, (b) => (bytes += wireBytes(b).byteLength));
-  for (const piece of pieces) for (const part of parser.push(piece)) writer.accept(named(part));
+  const writer = ingress.createStreamWriter(request, warn, (chunk) => (typeof chunk === "string" ? (text += chunk) : (bytes += chunk.byteLength)));
+  const sent = () => {
+    bytes += encoder.encode(text).byteLength;
+    text = "";
+  };
+  for (const piece of pieces) {
+    for (const part of parser.push(piece)) writer.accept(named(part));
+    sent();
+  }
   for (const part of parser.end()) writer.accept(named(part));
   writer.end();
+  sent();
   return bytes;
 }
+const encoder = new TextEncoder();
 
 /** Microseconds per answer of each run, in interleaved rounds, the best round of each (the machine is shared: noise only adds). */
 async function time(runs: readonly (() => unknown)[], rounds = 8): Promise<number[]> {
