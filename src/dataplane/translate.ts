@@ -51,7 +51,7 @@ export async function translate(exchange: Exchange, request: IrRequest, ticket: 
     const meter = exchange.meter;
     const settle = (reported: IrUsage, answerSize: number) => {
       // What the upstream left at zero is estimated (docs/operations.md, "Stream usage and estimates").
-      const { usage, estimated } = withEstimate(reported, requestTextSize(request), answerSize);
+      const { usage, estimated } = withEstimate(reported, () => requestTextSize(request), answerSize);
       if (estimated) markEstimate(exchange, usage);
       meter?.usage(usage, lane.name);
     };
