@@ -10,6 +10,7 @@ import { answerSize } from "../src/ir/estimate.ts";
 import { mergeUsage, ZERO_USAGE, type IrRequest, type IrStreamPart } from "../src/ir/index.ts";
 import { translatedStream } from "../src/dataplane/translate.ts";
 import { adapterFor } from "../src/protocols/registry.ts";
+import { wireBytes } from "../src/protocols/stream-writer.ts";
 import type { ProtocolAdapter, WireProtocol } from "../src/protocols/types.ts";
 import type { LaneTicket } from "../src/routing/failover.ts";
 import { bodyFromStream } from "../tests/support/body.ts";
@@ -71,7 +72,7 @@ async function oldPath(ingress: ProtocolAdapter, egress: ProtocolAdapter, pieces
     start(controller) {
       writer = ingress.createStreamWriter(request, warn, (bytes) => {
         emitted = true;
-        controller.enqueue(bytes);
+        controller.enqueue(wireBytes(bytes));
       });
       accept(controller, first.value!);
     },
@@ -101,16 +102,26 @@ async function pushPath(ingress: ProtocolAdapter, egress: ProtocolAdapter, piece
   return (await new Response(out).arrayBuffer()).byteLength;
 }
 
-/** Decode+encode alone: what the push path costs once its source and sink are native. */
+/** Decode+encode alone: what the push path costs once its source and sink are native (text encoded once a piece, as translate.ts does). */
 function bare(ingress: ProtocolAdapter, egress: ProtocolAdapter, pieces: readonly Uint8Array[]): number {
   let bytes = 0;
+  let text = "";
   const parser = egress.createStreamParser();
-  const writer = ingress.createStreamWriter(request, warn, (b) => (bytes += b.byteLength));
-  for (const piece of pieces) for (const part of parser.push(piece)) writer.accept(named(part));
+  const writer = ingress.createStreamWriter(request, warn, (chunk) => (typeof chunk === "string" ? (text += chunk) : (bytes += chunk.byteLength)));
+  const sent = () => {
+    bytes += encoder.encode(text).byteLength;
+    text = "";
+  };
+  for (const piece of pieces) {
+    for (const part of parser.push(piece)) writer.accept(named(part));
+    sent();
+  }
   for (const part of parser.end()) writer.accept(named(part));
   writer.end();
+  sent();
   return bytes;
 }
+const encoder = new TextEncoder();
 
 /** Microseconds per answer of each run, in interleaved rounds, the best round of each (the machine is shared: noise only adds). */
 async function time(runs: readonly (() => unknown)[], rounds = 8): Promise<number[]> {

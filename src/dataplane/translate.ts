@@ -51,7 +51,7 @@ export async function translate(exchange: Exchange, request: IrRequest, ticket: 
     const meter = exchange.meter;
     const settle = (reported: IrUsage, answerSize: number) => {
       // What the upstream left at zero is estimated (docs/operations.md, "Stream usage and estimates").
-      const { usage, estimated } = withEstimate(reported, requestTextSize(request), answerSize);
+      const { usage, estimated } = withEstimate(reported, () => requestTextSize(request), answerSize);
       if (estimated) markEstimate(exchange, usage);
       meter?.usage(usage, lane.name);
     };
@@ -120,6 +120,7 @@ export interface TranslatedSource {
   readonly parser: StreamParser;
 }
 
+const utf8Encoder = new TextEncoder();
 const brokeOff = (error: unknown) => irError("api_error", error instanceof SseEventTooLarge ? error.message : "the upstream stream broke off", { status: 502, failure: "transient" });
 const endedEarly = () => irError("api_error", "the upstream stream ended before it finished", { status: 502, failure: "transient" });
 
@@ -160,10 +161,18 @@ export function translatedStream(
   const start = (out: PushOut) => {
     let full = false;
     // What one piece's parts encode to goes out in one write: a write into the response per event cost
-    // more than joining the events' bytes.
+    // more than joining the events' bytes, and an encode per event more than one of their joined text.
+    let text = "";
     let held: Uint8Array[] = [];
-    const writer = ingress.createStreamWriter(request, warn, (bytes) => held.push(bytes));
+    const writer = ingress.createStreamWriter(request, warn, (chunk) => {
+      if (typeof chunk === "string") return void (text += chunk);
+      if (text !== "") held.push(utf8Encoder.encode(text));
+      text = "";
+      held.push(chunk);
+    });
     const send = () => {
+      if (text !== "") held.push(utf8Encoder.encode(text));
+      text = "";
       if (held.length === 0) return;
       const bytes = held.length === 1 ? held[0]! : Buffer.concat(held);
       held = [];

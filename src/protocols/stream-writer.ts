@@ -1,12 +1,17 @@
 // A stream writer (step machine) as a TransformStream, for pipelines; translation drives writers directly.
 import type { IrStreamPart } from "../ir/index.ts";
-import type { StreamWriter } from "./types.ts";
+import type { StreamWriter, WireChunk } from "./types.ts";
 
-export function writerTransform(makeWriter: (emit: (bytes: Uint8Array) => void) => StreamWriter): TransformStream<IrStreamPart, Uint8Array> {
+const encoder = new TextEncoder();
+
+/** A writer's chunk as bytes (text as UTF-8), for callers that take one chunk at a time. */
+export const wireBytes = (chunk: WireChunk): Uint8Array => (typeof chunk === "string" ? encoder.encode(chunk) : chunk);
+
+export function writerTransform(makeWriter: (emit: (chunk: WireChunk) => void) => StreamWriter): TransformStream<IrStreamPart, Uint8Array> {
   let writer: StreamWriter | undefined;
   return new TransformStream<IrStreamPart, Uint8Array>({
     start(controller) {
-      writer = makeWriter((bytes) => controller.enqueue(bytes));
+      writer = makeWriter((chunk) => controller.enqueue(wireBytes(chunk)));
     },
     transform(part) {
       writer?.accept(part);

@@ -21,7 +21,14 @@ export interface IngressContext {
 /** A warning sink: what an encoder dropped or clamped goes here (logged and counted by the caller). */
 export type WarningSink = (warning: string) => void;
 
-/** A stream encoder as a step machine: each IR part in, wire bytes out through `emit`, at once. */
+/**
+ * What a stream writer emits: text (SSE, a JSON array), which the caller encodes as UTF-8, or bytes
+ * (Bedrock's binary frames). Text lets the caller encode all that one upstream piece made at once: an
+ * encode per event cost more than the joined text's one (issue 15).
+ */
+export type WireChunk = string | Uint8Array;
+
+/** A stream encoder as a step machine: each IR part in, wire chunks out through `emit`, at once. */
 export interface StreamWriter {
   accept(part: IrStreamPart): void;
   /** The IR stream ended (after `finish`, `error`, or neither: a writer says so in-stream if neither). */
@@ -66,7 +73,7 @@ export interface ProtocolAdapter {
    */
   createStreamEncoder(request: IrRequest, warn: WarningSink): TransformStream<IrStreamPart, Uint8Array>;
   /** The same encoder as a step machine, for callers that drive it from their own loop (translation). */
-  createStreamWriter(request: IrRequest, warn: WarningSink, emit: (bytes: Uint8Array) => void): StreamWriter;
+  createStreamWriter(request: IrRequest, warn: WarningSink, emit: (chunk: WireChunk) => void): StreamWriter;
   readonly streamHeaders: Readonly<Record<string, string>>;
   /**
    * Gemini only: this adapter with streams written as one JSON array instead of SSE, for

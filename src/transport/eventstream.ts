@@ -14,7 +14,8 @@
 export type EventStreamHeaderValue = string | number | boolean | Uint8Array | Date;
 
 export interface EventStreamMessage {
-  headers: Record<string, EventStreamHeaderValue>;
+  /** Frozen: messages of one reader whose header bytes are the same share one record (HeaderCache). */
+  headers: Readonly<Record<string, EventStreamHeaderValue>>;
   payload: Uint8Array;
 }
 
@@ -164,8 +165,11 @@ const overrun = (what: string) => new EventStreamError(`event stream header ${wh
 const notUtf8 = (what: string) => new EventStreamError(`event stream header ${what} is not valid UTF-8`);
 
 /** Reads the header section at [start, end) of a frame, every read bounds-checked against the section. */
-function parseHeaders(bytes: Uint8Array, view: DataView, start: number, end: number): Record<string, EventStreamHeaderValue> {
+function parseHeaders(bytes: Uint8Array, start: number, end: number): Record<string, EventStreamHeaderValue> {
   const headers: Record<string, EventStreamHeaderValue> = {};
+  // Only numeric values need one (strings are the common case).
+  let numbers: DataView | undefined;
+  const view = () => (numbers ??= viewOf(bytes));
   let at = start;
   while (at < end) {
     const nameLength = bytes[at++]!;
@@ -184,7 +188,7 @@ function parseHeaders(bytes: Uint8Array, view: DataView, start: number, end: num
     else if (type === ValueType.Uuid) size = 16;
     else if (type === ValueType.Bytes || type === ValueType.String) {
       if (at + 2 > end) throw overrun(JSON.stringify(name));
-      size = view.getUint16(at);
+      size = (bytes[at]! << 8) | bytes[at + 1]!;
       at += 2;
     } else if (type !== ValueType.BoolTrue && type !== ValueType.BoolFalse) throw new EventStreamError(`event stream header ${JSON.stringify(name)} has unknown value type ${type}`);
     if (at + size > end) throw overrun(JSON.stringify(name));
@@ -194,18 +198,18 @@ function parseHeaders(bytes: Uint8Array, view: DataView, start: number, end: num
         headers[name] = type === ValueType.BoolTrue;
         break;
       case ValueType.Byte:
-        headers[name] = view.getInt8(at);
+        headers[name] = view().getInt8(at);
         break;
       case ValueType.Int16:
-        headers[name] = view.getInt16(at);
+        headers[name] = view().getInt16(at);
         break;
       case ValueType.Int32:
-        headers[name] = view.getInt32(at);
+        headers[name] = view().getInt32(at);
         break;
       case ValueType.Int64:
       case ValueType.Timestamp: {
         // Beyond 2^53 an int64 loses precision as a number; no AWS header carries one that large.
-        const value = Number(view.getBigInt64(at));
+        const value = Number(view().getBigInt64(at));
         headers[name] = type === ValueType.Timestamp ? new Date(value) : value;
         break;
       }
@@ -231,12 +235,30 @@ function parseHeaders(bytes: Uint8Array, view: DataView, start: number, end: num
 
 const viewOf = (bytes: Uint8Array) => new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 
+/**
+ * The big-endian uint32 at `at`. Read from the bytes, not through a DataView: a view per piece, and the
+ * ArrayBuffer it makes JavaScriptCore materialise, cost more than the reads (issue 15).
+ */
+const u32 = (bytes: Uint8Array, at: number) => ((bytes[at]! << 24) | (bytes[at + 1]! << 16) | (bytes[at + 2]! << 8) | bytes[at + 3]!) >>> 0;
+
+/** zlib's CRC-32 (Bun.hash.crc32's) by table, for the 8-byte prelude: a subarray and a native call cost more. */
+const CRC_TABLE = Int32Array.from({ length: 256 }, (_, n) => {
+  let c = n;
+  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+  return c;
+});
+function crc32Short(bytes: Uint8Array, start: number, end: number): number {
+  let c = -1;
+  for (let i = start; i < end; i++) c = CRC_TABLE[(c ^ bytes[i]!) & 0xff]! ^ (c >>> 8);
+  return (c ^ -1) >>> 0;
+}
+
 /** Checks the prelude at `at` (12 bytes there) for its CRC and lengths; returns the total length it vouches for. */
-function checkPrelude(bytes: Uint8Array, view: DataView, at: number): number {
-  const total = view.getUint32(at);
-  const headersLength = view.getUint32(at + 4);
-  const expected = view.getUint32(at + 8);
-  const actual = Bun.hash.crc32(bytes.subarray(at, at + PRELUDE_BYTES));
+function checkPrelude(bytes: Uint8Array, at: number): number {
+  const total = u32(bytes, at);
+  const headersLength = u32(bytes, at + 4);
+  const expected = u32(bytes, at + 8);
+  const actual = crc32Short(bytes, at, at + PRELUDE_BYTES);
   if (expected !== actual) throw new EventStreamError(`event stream prelude CRC mismatch: frame says ${hex(expected)}, bytes give ${hex(actual)}`);
   if (total < OVERHEAD_BYTES) throw new EventStreamError(`event stream message length ${total} is below the 16-byte minimum`);
   if (total > MAX_MESSAGE_BYTES) throw new EventStreamError(`event stream message length ${total} exceeds the ${MAX_MESSAGE_BYTES}-byte limit`);
@@ -246,18 +268,43 @@ function checkPrelude(bytes: Uint8Array, view: DataView, at: number): number {
 }
 
 /**
- * One whole message (the `total` bytes at `at`, prelude already checked) -> headers and payload. Read
- * in place through the caller's view of the bytes: a typed-array view per message cost more than parsing it.
+ * The last header section a reader parsed, as bytes, and what it parsed to. A stream's messages mostly
+ * repeat their headers byte for byte (every contentBlockDelta names the same event and content type):
+ * comparing the bytes cost less than reading the headers again, and the same bytes read the same.
  */
-function parseMessage(bytes: Uint8Array, view: DataView, at: number, total: number): EventStreamMessage {
+class HeaderCache {
+  private bytes = new Uint8Array(0);
+  private headers: Readonly<Record<string, EventStreamHeaderValue>> | undefined;
+
+  read(bytes: Uint8Array, start: number, length: number): Readonly<Record<string, EventStreamHeaderValue>> {
+    if (this.headers && this.same(bytes, start, length)) return this.headers;
+    const headers = Object.freeze(parseHeaders(bytes, start, start + length));
+    this.bytes = bytes.slice(start, start + length);
+    this.headers = headers;
+    return headers;
+  }
+
+  private same(bytes: Uint8Array, start: number, length: number): boolean {
+    const known = this.bytes;
+    if (length !== known.length) return false;
+    for (let i = 0; i < length; i++) if (bytes[start + i] !== known[i]) return false;
+    return true;
+  }
+}
+
+/**
+ * One whole message (the `total` bytes at `at`, prelude already checked) -> headers and payload. Read
+ * in place: a typed-array view per message cost more than parsing it.
+ */
+function parseMessage(bytes: Uint8Array, at: number, total: number, headers: HeaderCache): EventStreamMessage {
   const end = at + total;
-  const headersLength = view.getUint32(at + 4);
-  const expected = view.getUint32(end - CRC_BYTES);
+  const headersLength = u32(bytes, at + 4);
+  const expected = u32(bytes, end - CRC_BYTES);
   const actual = Bun.hash.crc32(bytes.subarray(at, end - CRC_BYTES));
   if (expected !== actual) throw new EventStreamError(`event stream message CRC mismatch: frame says ${hex(expected)}, bytes give ${hex(actual)}`);
   const headersStart = at + PRELUDE_BYTES + CRC_BYTES;
   return {
-    headers: parseHeaders(bytes, view, headersStart, headersStart + headersLength),
+    headers: headers.read(bytes, headersStart, headersLength),
     payload: bytes.slice(headersStart + headersLength, end - CRC_BYTES),
   };
 }
@@ -271,23 +318,21 @@ function parseMessage(bytes: Uint8Array, view: DataView, at: number, total: numb
 export class EventStreamReader {
   /** The prelude (12 bytes) of the message being read, while it is incomplete. */
   private readonly prelude = new Uint8Array(PRELUDE_BYTES + CRC_BYTES);
-  private readonly preludeView = viewOf(this.prelude);
   private preludeFill = 0;
   /** The message being assembled once its prelude checked out, and how much of it has arrived. */
   private frame: Uint8Array | undefined;
   private frameFill = 0;
+  private readonly headers = new HeaderCache();
 
   push(chunk: Uint8Array, onMessage: (message: EventStreamMessage) => void): void {
     let at = 0;
-    let view: DataView | undefined;
     while (at < chunk.length) {
       if (!this.frame) {
         // Common case: a whole message inside the chunk is read in place, without copying the frame.
         if (this.preludeFill === 0 && chunk.length - at >= PRELUDE_BYTES + CRC_BYTES) {
-          view ??= viewOf(chunk);
-          const total = checkPrelude(chunk, view, at);
+          const total = checkPrelude(chunk, at);
           if (chunk.length - at >= total) {
-            onMessage(parseMessage(chunk, view, at, total));
+            onMessage(parseMessage(chunk, at, total, this.headers));
             at += total;
             continue;
           }
@@ -299,7 +344,7 @@ export class EventStreamReader {
         this.preludeFill += take;
         at += take;
         if (this.preludeFill < this.prelude.length) break;
-        this.frame = new Uint8Array(checkPrelude(this.prelude, this.preludeView, 0));
+        this.frame = new Uint8Array(checkPrelude(this.prelude, 0));
         this.frame.set(this.prelude);
         this.frameFill = this.prelude.length;
         this.preludeFill = 0;
@@ -313,7 +358,7 @@ export class EventStreamReader {
         const frame = this.frame;
         this.frame = undefined;
         this.frameFill = 0;
-        onMessage(parseMessage(frame, viewOf(frame), 0, frame.length));
+        onMessage(parseMessage(frame, 0, frame.length, this.headers));
       }
     }
   }

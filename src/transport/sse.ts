@@ -42,8 +42,9 @@ export function sseParser<T>(steps: SseSteps<T>): PushParser<T> {
   let tooLarge = false;
   const parser = createParser({
     maxBufferSize: MAX_SSE_EVENT_BYTES,
+    // The parser's own message is handed on (steps read it there and then): a copy per event cost more than the step.
     onEvent(message) {
-      made.add(steps.onEvent(message.event ? { event: message.event, data: message.data } : { data: message.data }));
+      made.add(steps.onEvent(message));
     },
     onError(error) {
       if (error.type === "max-buffer-size-exceeded") tooLarge = true;
@@ -70,13 +71,17 @@ export function sseParser<T>(steps: SseSteps<T>): PushParser<T> {
 }
 
 /** Upstream bytes -> SSE events, as they arrive. */
-export const sseDecoder = (): TransformStream<Uint8Array, SseEvent> => parserTransform(sseParser<SseEvent>({ onEvent: (event) => [event], onEnd: () => [] }));
+export const sseDecoder = (): TransformStream<Uint8Array, SseEvent> =>
+  parserTransform(sseParser<SseEvent>({ onEvent: (e) => [e.event ? { event: e.event, data: e.data } : { data: e.data }], onEnd: () => [] }));
 
 const encoder = new TextEncoder();
 
-/** One SSE event as bytes. `data` is written as is: callers pass single-line JSON. */
+/** One SSE event as text. `data` is written as is: callers pass single-line JSON. */
+export const sseText = (data: string, event?: string): string => (event ? `event: ${event}\ndata: ${data}\n\n` : `data: ${data}\n\n`);
+
+/** One SSE event as bytes. */
 export function sseEvent(data: string, event?: string): Uint8Array {
-  return encoder.encode(event ? `event: ${event}\ndata: ${data}\n\n` : `data: ${data}\n\n`);
+  return encoder.encode(sseText(data, event));
 }
 
 /** Whether bytes sent so far end between two SSE events (a blank line), so another event may follow. */

@@ -241,6 +241,20 @@ describe("frames split across chunks", () => {
     chunk.fill(0);
     expect(messages[0]?.payload).toEqual(bytes('{"role":"assistant"}'));
   });
+
+  test("headers that repeat the last message's bytes read the same (one frozen record, even after the chunk is reused); a header that differs in one byte is read anew", () => {
+    const delta = (event: string, text: string) => encodeEventStreamMessage({ ":event-type": event, ":message-type": "event" }, bytes(`{"t":"${text}"}`));
+    const reader = new EventStreamReader();
+    const messages: EventStreamMessage[] = [];
+    const chunk = concat(delta("contentBlockDelta", "a"), delta("contentBlockDelta", "b"));
+    reader.push(chunk, (m) => messages.push(m));
+    chunk.fill(0);
+    reader.push(concat(delta("contentBlockDelta", "c"), delta("contentBlockDeltb", "d"), delta("contentBlockDelta", "e")), (m) => messages.push(m));
+    expect(messages.map((m) => m.headers[":event-type"])).toEqual(["contentBlockDelta", "contentBlockDelta", "contentBlockDelta", "contentBlockDeltb", "contentBlockDelta"]);
+    expect(messages.map((m) => new TextDecoder().decode(m.payload))).toEqual(["a", "b", "c", "d", "e"].map((t) => `{"t":"${t}"}`));
+    expect(messages[1]!.headers).toBe(messages[0]!.headers);
+    expect(Object.isFrozen(messages[0]!.headers)).toBe(true);
+  });
 });
 
 // ---- bad frames --------------------------------------------------------------------------------------------

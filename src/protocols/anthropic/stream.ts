@@ -8,9 +8,9 @@
 // only its own parts are held, until the open block ends. All per-stream state lives in the closures.
 import { estimateTokens, requestTextSize } from "../../ir/estimate.ts";
 import { inputTotal, irError, mergeUsage, ZERO_USAGE, type IrError, type IrFinishReason, type IrRequest, type IrStreamPart, type IrUsage } from "../../ir/index.ts";
-import { sseEvent, sseParser, type SseEvent } from "../../transport/sse.ts";
+import { sseParser, sseText, type SseEvent } from "../../transport/sse.ts";
 import { writerTransform } from "../stream-writer.ts";
-import type { StreamParser, StreamWriter, WarningSink } from "../types.ts";
+import type { StreamParser, StreamWriter, WarningSink, WireChunk } from "../types.ts";
 import { decodeStreamError, errorBody } from "./errors.ts";
 import { finishFromStopReason, stopReasonFromFinish, usageFromWire, usageToWire } from "./response.ts";
 import {
@@ -154,22 +154,25 @@ function eventDecoder(now: () => number) {
 // ---- encoder (IR -> client) ----------------------------------------------------------------------
 
 type Emit = (event: string, data: object) => void;
+/** An event whose data is already JSON. */
+type EmitJson = (event: string, json: string) => void;
 
 export function createStreamEncoder(request: IrRequest, warn: WarningSink): TransformStream<IrStreamPart, Uint8Array> {
   return writerTransform((emit) => createStreamWriter(request, warn, emit));
 }
 
-export function createStreamWriter(request: IrRequest, warn: WarningSink, emit: (bytes: Uint8Array) => void): StreamWriter {
-  return messageWriter(request, warn, (event, data) => emit(sseEvent(JSON.stringify(data), event)));
+export function createStreamWriter(request: IrRequest, warn: WarningSink, emit: (chunk: WireChunk) => void): StreamWriter {
+  return messageWriter(request, warn, (event, json) => emit(sseText(json, event)));
 }
 
 /** The state of one client stream: the message head, usage so far, the open block and the waiting ones. */
-function messageWriter(request: IrRequest, warn: WarningSink, emit: Emit) {
+function messageWriter(request: IrRequest, warn: WarningSink, emitJson: EmitJson) {
   let head: { id: string; model: string } | undefined;
   let usage: IrUsage = ZERO_USAGE;
   let announced: IrUsage | undefined;
   let ended = false;
-  const blocks = blockWriter(emit, warn);
+  const emit: Emit = (event, data) => emitJson(event, JSON.stringify(data));
+  const blocks = blockWriter(emitJson, warn);
 
   /**
    * message_start waits for the first block (or the end) so it carries the usage known by then. Anthropic
@@ -233,10 +236,14 @@ function messageWriter(request: IrRequest, warn: WarningSink, emit: Emit) {
  * Content blocks onto the wire, one open at a time, with wire indices allocated in opening order. A
  * block that starts while another is open waits with its own parts (only those) until the open one ends.
  */
-function blockWriter(emit: Emit, warn: WarningSink) {
+function blockWriter(emitJson: EmitJson, warn: WarningSink) {
+  const emit: Emit = (event, data) => emitJson(event, JSON.stringify(data));
   let nextIndex = 0;
-  /** `index` is unset while a thinking block after the answer's content waits to see whether it has text. */
-  let open: { id: string; index?: number; redacted: boolean; block: object } | undefined;
+  /**
+   * `index` is unset while a thinking block after the answer's content waits to see whether it has text.
+   * `textHead`: a text delta's event up to its text, the same for every delta of the block (textDelta).
+   */
+  let open: { id: string; index?: number; redacted: boolean; block: object; textHead?: string } | undefined;
   /** A text or tool block went out: thinking after it is shown only if it has text (trailingSignature). */
   let afterContent = false;
   /** A bare signature after content, shown only if a tool call follows (Gemini signs the call's step). */
@@ -254,6 +261,13 @@ function blockWriter(emit: Emit, warn: WarningSink) {
   function delta(delta: object): void {
     start();
     if (open) emit("content_block_delta", { type: "content_block_delta", index: open.index, delta });
+  }
+  /** A text delta's event as text around the text's own JSON: the bytes `delta` writes, its fixed members serialised once per block. */
+  function textDelta(text: string): void {
+    start();
+    if (!open) return;
+    open.textHead ??= `{"type":"content_block_delta","index":${open.index},"delta":{"type":"text_delta","text":`;
+    emitJson("content_block_delta", `${open.textHead}${JSON.stringify(text)}}}`);
   }
   function closeBlock(): void {
     if (open?.index !== undefined) emit("content_block_stop", { type: "content_block_stop", index: open.index });
@@ -284,7 +298,7 @@ function blockWriter(emit: Emit, warn: WarningSink) {
         }
         return openBlock(part.id, { type: "tool_use", id: part.toolCallId, name: part.name, input: {} });
       case "text-delta":
-        return delta({ type: "text_delta", text: part.delta });
+        return textDelta(part.delta);
       case "reasoning-delta":
         return open?.redacted ? undefined : delta({ type: "thinking_delta", thinking: part.delta });
       case "reasoning-signature":

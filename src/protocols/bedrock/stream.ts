@@ -87,6 +87,8 @@ function frameDecoder(now: () => number, newId: () => string) {
     started = true;
     return [{ type: "start", id: newId(), model: "", created: Math.floor(now() / 1000) }];
   };
+  /** `parts` after the start part, if none went out yet (no copy once one has: a delta's parts come as they are). */
+  const headed = (parts: IrStreamPart[]): IrStreamPart[] => (started ? parts : [...head(), ...parts]);
 
   function onMessage(message: EventStreamMessage): IrStreamPart[] {
     if (done) return [];
@@ -106,9 +108,9 @@ function frameDecoder(now: () => number, newId: () => string) {
       case "messageStart":
         return head();
       case "contentBlockStart":
-        return matches(ContentBlockStartEvent, data) ? [...head(), ...onBlockStart(data.contentBlockIndex, data.start)] : malformed();
+        return matches(ContentBlockStartEvent, data) ? headed(onBlockStart(data.contentBlockIndex, data.start)) : malformed();
       case "contentBlockDelta":
-        return matches(ContentBlockDeltaEvent, data) ? [...head(), ...onBlockDelta(data.contentBlockIndex, data.delta)] : malformed();
+        return matches(ContentBlockDeltaEvent, data) ? headed(onBlockDelta(data.contentBlockIndex, data.delta)) : malformed();
       case "contentBlockStop":
         return matches(ContentBlockStopEvent, data) ? onBlockStop(data.contentBlockIndex) : malformed();
       case "messageStop":

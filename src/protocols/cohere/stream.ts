@@ -9,9 +9,9 @@
 // upstream streams several tool calls at once), so a block that starts while another is open waits,
 // and only its own parts are held, until the open block ends. All per-stream state lives in closures.
 import { irError, mergeUsage, ZERO_USAGE, type IrError, type IrRequest, type IrStreamPart, type IrUsage } from "../../ir/index.ts";
-import { sseEvent, sseParser, type SseEvent } from "../../transport/sse.ts";
+import { sseParser, sseText, type SseEvent } from "../../transport/sse.ts";
 import { writerTransform } from "../stream-writer.ts";
-import type { StreamParser, StreamWriter, WarningSink } from "../types.ts";
+import type { StreamParser, StreamWriter, WarningSink, WireChunk } from "../types.ts";
 import { streamError } from "./errors.ts";
 import { finishFromWire, finishToWire, onceEach, usageFromWire, usageToWire } from "./response.ts";
 import { ContentDeltaEvent, ContentStartEvent, IndexedEvent, MessageEndEvent, MessageStartEvent, ToolCallDeltaEvent, ToolCallStartEvent, ToolPlanDeltaEvent, matches, type WireUsage } from "./schema.ts";
@@ -143,8 +143,8 @@ export function createStreamEncoder(request: IrRequest, warn: WarningSink): Tran
   return writerTransform((emit) => createStreamWriter(request, warn, emit));
 }
 
-export function createStreamWriter(_request: IrRequest, warn: WarningSink, emit: (bytes: Uint8Array) => void): StreamWriter {
-  return messageWriter(onceEach(warn), (data) => emit(sseEvent(JSON.stringify(data), data.type)));
+export function createStreamWriter(_request: IrRequest, warn: WarningSink, emit: (chunk: WireChunk) => void): StreamWriter {
+  return messageWriter(onceEach(warn), (data) => emit(sseText(JSON.stringify(data), data.type)));
 }
 
 /** The state of one client stream: whether message-start went out, the usage so far, the blocks. */

@@ -12,7 +12,7 @@ import { irError, mergeUsage, ZERO_USAGE, type IrError, type IrRequest, type IrS
 import { Made } from "../../transport/push-parser.ts";
 import { sseParser } from "../../transport/sse.ts";
 import { writerTransform } from "../stream-writer.ts";
-import type { StreamParser, StreamWriter, WarningSink } from "../types.ts";
+import type { StreamParser, StreamWriter, WarningSink, WireChunk } from "../types.ts";
 import { decodeStreamError, errorBody } from "./errors.ts";
 import { candidateOf, carriedSignature, finishFromWire, finishToWire, functionCallPart, signatureOf, usageFromWire, usageToWire } from "./response.ts";
 import { GenerateContentResponse, isObject, matches, type Json } from "./schema.ts";
@@ -212,28 +212,27 @@ export function createArrayStreamParser(now: () => number = Date.now): StreamPar
 
 /** How chunks go on the wire: SSE events, or the elements of one JSON array. */
 interface Framing {
-  chunk(data: Json): void;
+  /** One chunk, as JSON. */
+  chunk(json: string): void;
   /** No chunk follows (the array's `]`). */
   close(): void;
 }
 
-const encoder = new TextEncoder();
-
-function sseFraming(emit: (bytes: Uint8Array) => void): Framing {
+function sseFraming(emit: (chunk: WireChunk) => void): Framing {
   // Google separates events with CRLF pairs; the SDK's reader splits on \r\n\r\n as well as \n\n.
-  return { chunk: (data) => emit(encoder.encode(`data: ${JSON.stringify(data)}\r\n\r\n`)), close: () => {} };
+  return { chunk: (json) => emit(`data: ${json}\r\n\r\n`), close: () => {} };
 }
 
-function arrayFraming(emit: (bytes: Uint8Array) => void): Framing {
+function arrayFraming(emit: (chunk: WireChunk) => void): Framing {
   let first = true;
   let closed = false;
   return {
-    chunk(data) {
-      emit(encoder.encode(`${first ? "[" : ",\r\n"}${JSON.stringify(data)}`));
+    chunk(json) {
+      emit(`${first ? "[" : ",\r\n"}${json}`);
       first = false;
     },
     close() {
-      if (!closed) emit(encoder.encode(first ? "[]" : "]"));
+      if (!closed) emit(first ? "[]" : "]");
       closed = true;
     },
   };
@@ -251,12 +250,23 @@ function chunkWriter(request: IrRequest, warn: WarningSink, frame: Framing): Str
   const calls = new Map<string, { toolCallId: string; name: string; args: string }>();
 
   const chunk = (parts: Json[], last?: { finishReason: string }) =>
-    frame.chunk({
-      candidates: [candidateOf(parts, last?.finishReason)],
-      ...(last && { usageMetadata: usageToWire(usage, warn) }),
-      modelVersion: head.model,
-      responseId: head.id,
-    });
+    frame.chunk(
+      JSON.stringify({
+        candidates: [candidateOf(parts, last?.finishReason)],
+        ...(last && { usageMetadata: usageToWire(usage, warn) }),
+        modelVersion: head.model,
+        responseId: head.id,
+      }),
+    );
+  /**
+   * A text delta's chunk as text around the text's own JSON: the bytes `chunk([{ text }])` writes, its
+   * fixed members serialised once per stream (again if a start part names another head).
+   */
+  let textAfter: string | undefined;
+  const textChunk = (text: string) => {
+    textAfter ??= `}],"role":"model"},"index":0}],${JSON.stringify({ modelVersion: head.model, responseId: head.id }).slice(1)}`;
+    frame.chunk(`{"candidates":[{"content":{"parts":[{"text":${JSON.stringify(text)}${textAfter}`);
+  };
   const takeSignature = () => {
     const signature = pendingSignature;
     pendingSignature = undefined;
@@ -287,6 +297,7 @@ function chunkWriter(request: IrRequest, warn: WarningSink, frame: Framing): Str
     switch (part.type) {
       case "start":
         head = { id: part.id, model: part.model };
+        textAfter = undefined;
         return;
       case "usage":
         usage = mergeUsage(usage, part.usage);
@@ -299,7 +310,7 @@ function chunkWriter(request: IrRequest, warn: WarningSink, frame: Framing): Str
         redacted.add(part.id);
         return warn("redacted reasoning dropped: Gemini has no form for it");
       case "text-delta":
-        return part.delta === "" ? undefined : chunk([{ text: part.delta }]);
+        return part.delta === "" ? undefined : textChunk(part.delta);
       case "reasoning-delta":
         if (redacted.has(part.id) || part.delta === "") return;
         thoughts.set(part.id, (thoughts.get(part.id) ?? "") + part.delta);
@@ -326,7 +337,7 @@ function chunkWriter(request: IrRequest, warn: WarningSink, frame: Framing): Str
         finish(finishToWire(part.finishReason, warn));
         return stop();
       case "error":
-        frame.chunk(errorBody(part.error));
+        frame.chunk(JSON.stringify(errorBody(part.error)));
         return stop();
     }
   }
@@ -340,7 +351,7 @@ function chunkWriter(request: IrRequest, warn: WarningSink, frame: Framing): Str
 }
 
 /** SSE (`:streamGenerateContent?alt=sse`, what the official SDK asks for). */
-export function createStreamWriter(request: IrRequest, warn: WarningSink, emit: (bytes: Uint8Array) => void): StreamWriter {
+export function createStreamWriter(request: IrRequest, warn: WarningSink, emit: (chunk: WireChunk) => void): StreamWriter {
   return chunkWriter(request, warn, sseFraming(emit));
 }
 
@@ -349,7 +360,7 @@ export function createStreamEncoder(request: IrRequest, warn: WarningSink): Tran
 }
 
 /** The same chunks as one streamed JSON array, for clients that call `:streamGenerateContent` without alt=sse. */
-export function createArrayStreamWriter(request: IrRequest, warn: WarningSink, emit: (bytes: Uint8Array) => void): StreamWriter {
+export function createArrayStreamWriter(request: IrRequest, warn: WarningSink, emit: (chunk: WireChunk) => void): StreamWriter {
   return chunkWriter(request, warn, arrayFraming(emit));
 }
 

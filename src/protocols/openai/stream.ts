@@ -5,9 +5,9 @@
 // parts -> SSE bytes, each part written the moment it arrives. All per-stream state lives in the closure
 // of the create* call; nothing holds more than the current chunk and a few counters.
 import { irError, mergeUsage, ZERO_USAGE, type IrFinishReason, type IrRequest, type IrStreamPart, type IrUsage } from "../../ir/index.ts";
-import { sseEvent, sseParser } from "../../transport/sse.ts";
+import { sseParser, sseText } from "../../transport/sse.ts";
 import { writerTransform } from "../stream-writer.ts";
-import type { StreamParser, StreamWriter, WarningSink } from "../types.ts";
+import type { StreamParser, StreamWriter, WarningSink, WireChunk } from "../types.ts";
 import { decodeStreamError, finishFromWire, finishToWire, warnFinishLoss, wireError } from "./errors.ts";
 import { usageFromWire, usageToWire } from "./response.ts";
 import { check, type LenientMessage } from "./schema.ts";
@@ -49,6 +49,7 @@ function chunkDecoder() {
   }
   function closeAll(out: IrStreamPart[]): void {
     closeOpen(out);
+    if (tools.size === 0) return;
     for (const index of [...tools.keys()].sort((a, b) => a - b)) out.push({ type: "tool-call-end", id: tools.get(index) ?? "" });
     tools.clear();
   }
@@ -133,7 +134,7 @@ export function createStreamEncoder(request: IrRequest, warn: WarningSink): Tran
   return writerTransform((emit) => createStreamWriter(request, warn, emit));
 }
 
-export function createStreamWriter(request: IrRequest, warn: WarningSink, emit: (bytes: Uint8Array) => void): StreamWriter {
+export function createStreamWriter(request: IrRequest, warn: WarningSink, emit: (chunk: WireChunk) => void): StreamWriter {
   const includeUsage = request.includeUsage === true;
   let head: { id: string; object: "chat.completion.chunk"; created: number; model: string } | undefined;
   const toolIndex = new Map<string, number>();
@@ -141,7 +142,7 @@ export function createStreamWriter(request: IrRequest, warn: WarningSink, emit: 
   let ended = false;
   let warnedReasoning = false;
 
-  const write = (payload: Record<string, unknown>) => sseEvent(JSON.stringify(payload));
+  const write = (payload: Record<string, unknown>) => sseText(JSON.stringify(payload));
   const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) =>
     write({ ...head, choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }], ...(includeUsage ? { usage: null } : {}) });
 
@@ -153,26 +154,26 @@ export function createStreamWriter(request: IrRequest, warn: WarningSink, emit: 
   let textAround: readonly [string, string] | undefined;
   const textChunk = (delta: string) => {
     textAround ??= [`${JSON.stringify({ ...head, choices: [{ index: 0, delta: { content: "" } }] }).slice(0, -6)}`, `},"logprobs":null,"finish_reason":null}]${includeUsage ? ',"usage":null' : ""}}`];
-    return sseEvent(`${textAround[0]}${JSON.stringify(delta)}${textAround[1]}`);
+    return sseText(`${textAround[0]}${JSON.stringify(delta)}${textAround[1]}`);
   };
 
   /** The role chunk, written once; parts that come before a `start` (they should not) get one anyway. */
-  function begin(out: Uint8Array[], start?: { id: string; model: string; created: number }): void {
+  function begin(out: string[], start?: { id: string; model: string; created: number }): void {
     if (head) return;
     head = { id: start?.id ?? "", object: "chat.completion.chunk", created: start?.created ?? 0, model: start?.model ?? request.model };
     out.push(chunk({ role: "assistant", content: "" }));
   }
 
-  function finishStream(reason: IrFinishReason, out: Uint8Array[]): void {
+  function finishStream(reason: IrFinishReason, out: string[]): void {
     warnFinishLoss(reason, warn);
     out.push(chunk({}, finishToWire(reason)));
     if (includeUsage) out.push(write({ ...head, choices: [], usage: usageToWire(usage) }));
-    out.push(sseEvent("[DONE]"));
+    out.push(sseText("[DONE]"));
     ended = true;
   }
 
-  function encode(part: IrStreamPart): Uint8Array[] {
-    const out: Uint8Array[] = [];
+  function encode(part: IrStreamPart): string[] {
+    const out: string[] = [];
     if (part.type === "error") {
       out.push(write({ error: wireError(part.error) }));
       ended = true;
@@ -213,7 +214,7 @@ export function createStreamWriter(request: IrRequest, warn: WarningSink, emit: 
   return {
     accept(part) {
       if (ended) return;
-      for (const bytes of encode(part)) emit(bytes);
+      for (const text of encode(part)) emit(text);
     },
     end() {
       // The IR stream stopped without finish or error: say so rather than end as if complete.

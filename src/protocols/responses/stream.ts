@@ -10,9 +10,9 @@
 // event names its output_index), so IR blocks map onto items one to one, except that consecutive text
 // blocks share one message item. All per-stream state lives in the closures.
 import { irError, mergeUsage, ZERO_USAGE, type IrError, type IrFinishReason, type IrRequest, type IrStreamPart, type IrUsage } from "../../ir/index.ts";
-import { sseEvent, sseParser, type SseEvent } from "../../transport/sse.ts";
+import { sseParser, sseText, type SseEvent } from "../../transport/sse.ts";
 import { writerTransform } from "../stream-writer.ts";
-import type { StreamParser, StreamWriter, WarningSink } from "../types.ts";
+import type { StreamParser, StreamWriter, WarningSink, WireChunk } from "../types.ts";
 import { decodeFailure, failureOf } from "./errors.ts";
 import { finishFromWire, functionCallItem, itemId, messageItem, outputText, reasoningItem, reasoningText, responseObject, statusFromFinish, usageFromWire, usageToWire, warnReasoningLoss } from "./response.ts";
 import { check, type OutputItem, type StreamEvent } from "./schema.ts";
@@ -195,13 +195,15 @@ type Item =
   | { kind: "message"; id: string; index: number; texts: string[]; openParts: number; closed: boolean }
   | { kind: "function_call"; id: string; index: number; callId: string; name: string; args: string; closed: boolean }
   | { kind: "reasoning"; id: string; index: number; text: string; partOpen: boolean; closed: boolean };
-type Placed = { item: Item; contentIndex: number };
+/** A delta event's JSON before the delta, after it up to the sequence number, and its type (deltaTemplate). */
+type DeltaTemplate = readonly [string, string, string];
+type Placed = { item: Item; contentIndex: number; template?: DeltaTemplate };
 
 /**
  * The state of one client stream: the response head, every output item by output_index (with what it
  * holds so far: the done events and the final response repeat it whole), and where each IR block went.
  */
-export function createStreamWriter(request: IrRequest, warn: WarningSink, emitBytes: (bytes: Uint8Array) => void): StreamWriter {
+export function createStreamWriter(request: IrRequest, warn: WarningSink, emitText: (chunk: WireChunk) => void): StreamWriter {
   let sequence = 0;
   let head: { id: string; model: string; created: number } | undefined;
   let usage: IrUsage = ZERO_USAGE;
@@ -211,7 +213,13 @@ export function createStreamWriter(request: IrRequest, warn: WarningSink, emitBy
   const finalItems: unknown[] = [];
   const placed = new Map<string, Placed>();
 
-  const emit = (type: string, data: Record<string, unknown>) => emitBytes(sseEvent(JSON.stringify({ type, ...data, sequence_number: sequence++ }), type));
+  const emit = (type: string, data: Record<string, unknown>) => emitText(sseText(JSON.stringify({ type, ...data, sequence_number: sequence++ }), type));
+  /**
+   * A delta event as text around the delta's own JSON: its other members are the same for every delta of
+   * one item, so they are serialised once per item (the bytes are what `emit` writes: same members, same order).
+   */
+  const deltaTemplate = (type: string, where: Record<string, unknown>, after: string): DeltaTemplate => [`${JSON.stringify({ type, ...where, delta: "" }).slice(0, -3)}`, `${after},"sequence_number":`, type];
+  const emitDelta = ([before, after, type]: DeltaTemplate, delta: string) => emitText(sseText(`${before}${JSON.stringify(delta)}${after}${sequence++}}`, type));
   /**
    * The response object a stream event carries. What it echoes of the request (tools, sampling, text
    * format) is the same in every event of the stream: built once, the first time, and the members that
@@ -233,8 +241,9 @@ export function createStreamWriter(request: IrRequest, warn: WarningSink, emitBy
   function begin(start?: { id: string; model: string; created: number }): void {
     if (head) return;
     head = start ?? { id: "resp_gateway", model: request.model, created: 0 };
-    emit("response.created", { response: envelope("in_progress") });
-    emit("response.in_progress", { response: envelope("in_progress") });
+    // The two events carry the same response: serialised once (the bytes are what `emit` writes).
+    const response = JSON.stringify(envelope("in_progress"));
+    for (const type of ["response.created", "response.in_progress"]) emitText(sseText(`{"type":"${type}","response":${response},"sequence_number":${sequence++}}`, type));
   }
 
   function addItem(item: Item, announced: Record<string, unknown>): void {
@@ -284,14 +293,14 @@ export function createStreamWriter(request: IrRequest, warn: WarningSink, emitBy
     const at = placed.get(id);
     if (!at) return;
     const { item, contentIndex } = at;
-    const where = { item_id: item.id, output_index: item.index };
     if (item.kind === "message") {
       item.texts[contentIndex] += text;
-      emit("response.output_text.delta", { ...where, content_index: contentIndex, delta: text, logprobs: [] });
+      emitDelta((at.template ??= deltaTemplate("response.output_text.delta", { item_id: item.id, output_index: item.index, content_index: contentIndex }, ',"logprobs":[]')), text);
     } else if (item.kind === "function_call") {
       item.args += text;
-      emit("response.function_call_arguments.delta", { ...where, delta: text });
+      emitDelta((at.template ??= deltaTemplate("response.function_call_arguments.delta", { item_id: item.id, output_index: item.index }, "")), text);
     } else {
+      const where = { item_id: item.id, output_index: item.index };
       if (!item.partOpen) emit("response.reasoning_summary_part.added", { ...where, summary_index: 0, part: { type: "summary_text", text: "" } });
       item.partOpen = true;
       item.text += text;

@@ -14,6 +14,7 @@ import { DropLog } from "../../../src/protocols/gemini/schema.ts";
 import { createArrayStreamParser, createArrayStreamWriter, createStreamEncoder, createStreamParser } from "../../../src/protocols/gemini/stream.ts";
 import { bytesOf, pieces, readAll, streamOf } from "../../support/streams.ts";
 import { parserTransform } from "../../../src/transport/push-parser.ts";
+import { wireBytes } from "../../../src/protocols/stream-writer.ts";
 
 // ---- helpers -----------------------------------------------------------------------------------------
 
@@ -71,7 +72,7 @@ async function encodeParts(parts: readonly IrStreamPart[], warnings: string[] = 
 
 function arrayBytes(parts: readonly IrStreamPart[], warnings: string[] = []): string {
   const out: Uint8Array[] = [];
-  const writer = createArrayStreamWriter(BASE_REQUEST, (w) => warnings.push(w), (bytes) => out.push(bytes));
+  const writer = createArrayStreamWriter(BASE_REQUEST, (w) => warnings.push(w), (chunk) => out.push(wireBytes(chunk)));
   parts.forEach((part) => writer.accept(part));
   writer.end();
   return textOf(out);

@@ -13,6 +13,7 @@ import { estimateTokens, requestTextSize } from "../../../src/ir/estimate.ts";
 import { adapterFor } from "../../../src/protocols/registry.ts";
 import type { IngressContext, ProtocolAdapter, WireProtocol } from "../../../src/protocols/types.ts";
 import { parserTransform } from "../../../src/transport/push-parser.ts";
+import { wireBytes } from "../../../src/protocols/stream-writer.ts";
 
 // ---- adapters and fixtures -----------------------------------------------------------------------------
 
@@ -133,7 +134,7 @@ const STREAM_REQUEST: IrRequest = { model: "pool", system: [], messages: [{ role
 
 function writeStream(target: ProtocolAdapter, parts: readonly IrStreamPart[], warnings: string[] = []): Uint8Array {
   const chunks: Uint8Array[] = [];
-  const writer = target.createStreamWriter(STREAM_REQUEST, (w) => warnings.push(w), (bytes) => chunks.push(bytes));
+  const writer = target.createStreamWriter(STREAM_REQUEST, (w) => warnings.push(w), (chunk) => chunks.push(wireBytes(chunk)));
   for (const part of parts) writer.accept(part);
   writer.end();
   return concat(chunks);

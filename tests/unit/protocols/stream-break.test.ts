@@ -7,6 +7,7 @@ import { adapterFor } from "../../../src/protocols/registry.ts";
 import type { ProtocolAdapter, WireProtocol } from "../../../src/protocols/types.ts";
 import { readAll, streamOf } from "../../support/streams.ts";
 import { parserTransform } from "../../../src/transport/push-parser.ts";
+import { wireBytes } from "../../../src/protocols/stream-writer.ts";
 
 const request: IrRequest = { model: "m", system: [], messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }], tools: [], sampling: {}, stream: true };
 const BEGUN: IrStreamPart[] = [
@@ -19,7 +20,7 @@ const BROKE = irError("api_error", "the upstream stream broke off", { status: 50
 /** What an upstream of this protocol had sent before the cut: the adapter's own writer, as chunks. */
 function begunBytes(adapter: ProtocolAdapter): Uint8Array[] {
   const chunks: Uint8Array[] = [];
-  const writer = adapter.createStreamWriter(request, () => {}, (bytes) => chunks.push(bytes));
+  const writer = adapter.createStreamWriter(request, () => {}, (chunk) => chunks.push(wireBytes(chunk)));
   for (const part of BEGUN) writer.accept(part);
   return chunks;
 }

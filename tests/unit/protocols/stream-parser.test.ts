@@ -13,6 +13,7 @@ import type { ProtocolAdapter, StreamParser, WireProtocol } from "../../../src/p
 import { encodeEventStreamMessage, MAX_MESSAGE_BYTES } from "../../../src/transport/eventstream.ts";
 import { MAX_SSE_EVENT_BYTES, SseEventTooLarge } from "../../../src/transport/sse.ts";
 import { pieces } from "../../support/streams.ts";
+import { wireBytes } from "../../../src/protocols/stream-writer.ts";
 
 const adapter = (name: WireProtocol) => adapterFor(name)!;
 const clock = () => 1_763_800_000_000;
@@ -55,7 +56,7 @@ const ANSWER: IrStreamPart[] = [
 
 function wireOf(writerOf: ProtocolAdapter): Uint8Array {
   const chunks: Uint8Array[] = [];
-  const writer = writerOf.createStreamWriter(request, () => {}, (bytes) => chunks.push(bytes));
+  const writer = writerOf.createStreamWriter(request, () => {}, (chunk) => chunks.push(wireBytes(chunk)));
   for (const part of ANSWER) writer.accept(part);
   writer.end();
   const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));

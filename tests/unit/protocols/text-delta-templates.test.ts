@@ -1,0 +1,58 @@
+// The stream writers write a text delta's event as its fixed members, serialised once, around the text's
+// own JSON (issue 15). Whatever the text holds, each event must be exactly what JSON.stringify writes for
+// the whole event: quotes, backslashes, control characters, U+2028/2029, lone surrogates, astral
+// characters, an empty-looking space, text that looks like JSON.
+import { describe, expect, test } from "bun:test";
+import type { IrRequest, IrStreamPart } from "../../../src/ir/index.ts";
+import * as anthropic from "../../../src/protocols/anthropic/stream.ts";
+import * as gemini from "../../../src/protocols/gemini/stream.ts";
+import * as openai from "../../../src/protocols/openai/stream.ts";
+import * as responses from "../../../src/protocols/responses/stream.ts";
+import type { StreamWriter, WireChunk } from "../../../src/protocols/types.ts";
+import { TRICKY_TEXTS } from "../../support/translated-golden.ts";
+
+const request: IrRequest = { model: "m", system: [], messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }], tools: [], sampling: {}, stream: true, includeUsage: true };
+// The head's own strings are tricky too: they are serialised into the fixed members.
+const START = { type: "start", id: 'resp_q"\u2028\\id', model: "mo\u0001del 😀", created: 1_700_000_000 } as const;
+
+/** The events a writer gives for one text block of every tricky text, as text. */
+function written(create: (request: IrRequest, warn: (w: string) => void, emit: (chunk: WireChunk) => void) => StreamWriter): string {
+  let out = "";
+  const writer = create(request, () => {}, (chunk) => (out += typeof chunk === "string" ? chunk : new TextDecoder().decode(chunk)));
+  const parts: IrStreamPart[] = [START, { type: "text-start", id: "t" }, ...TRICKY_TEXTS.map((delta) => ({ type: "text-delta" as const, id: "t", delta })), { type: "text-end", id: "t" }, { type: "finish", finishReason: { unified: "stop" } }];
+  for (const part of parts) writer.accept(part);
+  writer.end();
+  return out;
+}
+
+/** The JSON of each SSE event's data line (Gemini's events end with CRLF pairs). */
+const dataLines = (text: string) => text.split(/\r?\n/).filter((line) => line.startsWith("data: ")).map((line) => line.slice(6));
+
+describe("a text delta's event is what JSON.stringify writes for it, whatever the text", () => {
+  test("OpenAI: chat.completion.chunk with the delta's content", () => {
+    const deltas = dataLines(written(openai.createStreamWriter)).filter((d) => d.includes('"delta":{"content":') && !d.includes('"role"'));
+    const head = { id: START.id, object: "chat.completion.chunk", created: START.created, model: START.model };
+    expect(deltas).toEqual(TRICKY_TEXTS.map((content) => JSON.stringify({ ...head, choices: [{ index: 0, delta: { content }, logprobs: null, finish_reason: null }], usage: null })));
+  });
+
+  test("Anthropic: content_block_delta with a text_delta", () => {
+    const deltas = dataLines(written(anthropic.createStreamWriter)).filter((d) => d.startsWith('{"type":"content_block_delta"'));
+    expect(deltas).toEqual(TRICKY_TEXTS.map((text) => JSON.stringify({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text } })));
+  });
+
+  test("Gemini: a chunk with one text part, as SSE and as a JSON array's elements", () => {
+    const expected = TRICKY_TEXTS.map((text) => JSON.stringify({ candidates: [{ content: { parts: [{ text }], role: "model" }, index: 0 }], modelVersion: START.model, responseId: START.id }));
+    const sse = dataLines(written(gemini.createStreamWriter)).slice(0, TRICKY_TEXTS.length);
+    expect(sse).toEqual(expected);
+    const array = JSON.parse(written(gemini.createArrayStreamWriter)) as unknown[];
+    expect(array.slice(0, TRICKY_TEXTS.length).map((chunk) => JSON.stringify(chunk))).toEqual(expected);
+  });
+
+  test("Responses: response.output_text.delta, its sequence numbers counting on", () => {
+    const events = dataLines(written(responses.createStreamWriter));
+    const first = events.findIndex((d) => d.startsWith('{"type":"response.output_text.delta"'));
+    const deltas = events.slice(first, first + TRICKY_TEXTS.length);
+    const itemId = `msg_${START.id.replace(/^resp_/, "")}_0`;
+    expect(deltas).toEqual(TRICKY_TEXTS.map((delta, i) => JSON.stringify({ type: "response.output_text.delta", item_id: itemId, output_index: 0, content_index: 0, delta, logprobs: [], sequence_number: first + i })));
+  });
+});
