@@ -246,8 +246,12 @@ export function ensure(checker: Checker, value: unknown, pointer: string): void 
 
 /** Reports every member of `object` outside `known` (null counts as absent: it asks for nothing). */
 export function warnUnmodelled(object: Json, known: ReadonlySet<string>, pointer: string, warn: (warning: string) => void): void {
-  for (const [key, value] of Object.entries(object)) {
-    if (!known.has(key) && value !== null && value !== undefined) warn(`${formatPath(`${pointer}/${key}`)}: not modelled across protocols; dropped`);
+  // Keys, not entries: a pair array per member of every object of every translated request added up.
+  for (const key in object) {
+    if (!known.has(key) && Object.hasOwn(object, key)) {
+      const value = object[key];
+      if (value !== null && value !== undefined) warn(`${formatPath(`${pointer}/${key}`)}: not modelled across protocols; dropped`);
+    }
   }
 }
 

@@ -200,6 +200,30 @@ type DeltaTemplate = readonly [string, string, string];
 type Placed = { item: Item; contentIndex: number; template?: DeltaTemplate };
 
 /**
+ * Markers for the members of a stream's response object that change from event to event (responseText):
+ * random per process and never written out, so no echoed request text can hold one.
+ */
+const MARK = `\u0000${crypto.randomUUID()}`;
+const MARKS = [0, 1, 2, 3, 4].map((i) => `${MARK}${i}`);
+
+/** The serialised response object cut at its markers: the text around the five changing members. */
+function responseFrame(response: Record<string, unknown>): readonly string[] {
+  // usageToWire takes no marker: the member is set over (an existing key keeps its place in the order).
+  response.usage = MARKS[4];
+  const parts: string[] = [];
+  let rest = JSON.stringify(response);
+  for (const marker of MARKS.map((m) => JSON.stringify(m))) {
+    const at = rest.indexOf(marker);
+    // Not found, or found twice, cannot be (the markers are the process's own): a programming error, said loudly.
+    if (at === -1 || rest.indexOf(marker, at + marker.length) !== -1) throw new Error("response frame: a marker not found exactly once");
+    parts.push(rest.slice(0, at));
+    rest = rest.slice(at + marker.length);
+  }
+  parts.push(rest);
+  return parts;
+}
+
+/**
  * The state of one client stream: the response head, every output item by output_index (with what it
  * holds so far: the done events and the final response repeat it whole), and where each IR block went.
  */
@@ -213,7 +237,12 @@ export function createStreamWriter(request: IrRequest, warn: WarningSink, emitTe
   const finalItems: unknown[] = [];
   const placed = new Map<string, Placed>();
 
-  const emit = (type: string, data: Record<string, unknown>) => emitText(sseText(JSON.stringify({ type, ...data, sequence_number: sequence++ }), type));
+  // The event's members serialised around `data`'s own (the bytes of JSON.stringify({type, ...data,
+  // sequence_number})): spreading data into a new object per event was a copy of every member.
+  const emit = (type: string, data: Record<string, unknown>) => {
+    const members = JSON.stringify(data);
+    emitText(sseText(`{"type":"${type}",${members.length > 2 ? `${members.slice(1, -1)},` : ""}"sequence_number":${sequence++}}`, type));
+  };
   /**
    * A delta event as text around the delta's own JSON: its other members are the same for every delta of
    * one item, so they are serialised once per item (the bytes are what `emit` writes: same members, same order).
@@ -221,29 +250,28 @@ export function createStreamWriter(request: IrRequest, warn: WarningSink, emitTe
   const deltaTemplate = (type: string, where: Record<string, unknown>, after: string): DeltaTemplate => [`${JSON.stringify({ type, ...where, delta: "" }).slice(0, -3)}`, `${after},"sequence_number":`, type];
   const emitDelta = ([before, after, type]: DeltaTemplate, delta: string) => emitText(sseText(`${before}${JSON.stringify(delta)}${after}${sequence++}}`, type));
   /**
-   * The response object a stream event carries. What it echoes of the request (tools, sampling, text
-   * format) is the same in every event of the stream: built once, the first time, and the members that
-   * change written over a copy (same members, same order as responseObject writes them).
+   * The response object a stream event carries, as JSON text. What it echoes of the request (instructions,
+   * tools, sampling, text format: a coding agent's tools run to tens of KB) is the same in every event of
+   * the stream, so the object is serialised once, the first time, with markers where the members that
+   * change go (status, error, incomplete_details, output, usage); later events write those members into
+   * that text (same members, same order, same bytes as JSON.stringify of the whole object).
    */
-  let opening: Record<string, unknown> | undefined;
-  const envelope = (status: string, extra: { usage?: IrUsage; incompleteDetails?: { reason: string } | null; error?: { code: string; message: string } } = {}) => {
-    opening ??= responseObject({ id: head?.id ?? "", model: head?.model ?? request.model, created: head?.created ?? 0, status, output: [], usage: null }, request);
-    return {
-      ...opening,
-      status,
-      error: extra.error ?? null,
-      incomplete_details: extra.incompleteDetails ?? null,
-      output: finalItems.filter((i) => i !== undefined),
-      usage: extra.usage ? usageToWire(extra.usage) : null,
-    };
+  let frame: readonly string[] | undefined;
+  const responseText = (status: string, extra: { usage?: IrUsage; incompleteDetails?: { reason: string } | null; error?: { code: string; message: string } } = {}) => {
+    frame ??= responseFrame(responseObject({ id: head?.id ?? "", model: head?.model ?? request.model, created: head?.created ?? 0, status: MARKS[0]!, error: MARKS[1] as never, incompleteDetails: MARKS[2] as never, output: MARKS[3] as never, usage: null }, request) as Record<string, unknown>);
+    const changing = [status, extra.error ?? null, extra.incompleteDetails ?? null, finalItems.filter((i) => i !== undefined), extra.usage ? usageToWire(extra.usage) : null];
+    let text = frame[0]!;
+    for (let i = 0; i < changing.length; i++) text += JSON.stringify(changing[i]) + frame[i + 1]!;
+    return text;
   };
+  const responseEvent = (type: string, response: string) => emitText(sseText(`{"type":"${type}","response":${response},"sequence_number":${sequence++}}`, type));
 
   function begin(start?: { id: string; model: string; created: number }): void {
     if (head) return;
     head = start ?? { id: "resp_gateway", model: request.model, created: 0 };
     // The two events carry the same response: serialised once (the bytes are what `emit` writes).
-    const response = JSON.stringify(envelope("in_progress"));
-    for (const type of ["response.created", "response.in_progress"]) emitText(sseText(`{"type":"${type}","response":${response},"sequence_number":${sequence++}}`, type));
+    const response = responseText("in_progress");
+    for (const type of ["response.created", "response.in_progress"]) responseEvent(type, response);
   }
 
   function addItem(item: Item, announced: Record<string, unknown>): void {
@@ -337,7 +365,7 @@ export function createStreamWriter(request: IrRequest, warn: WarningSink, emitTe
     for (const id of [...placed.keys()]) blockEnd(id);
     closeIdleMessages();
     const { status, incomplete_details } = statusFromFinish(reason, warn);
-    emit(status === "completed" ? "response.completed" : "response.incomplete", { response: envelope(status, { usage, incompleteDetails: incomplete_details }) });
+    responseEvent(status === "completed" ? "response.completed" : "response.incomplete", responseText(status, { usage, incompleteDetails: incomplete_details }));
   }
 
   function accept(part: IrStreamPart): void {
@@ -345,7 +373,7 @@ export function createStreamWriter(request: IrRequest, warn: WarningSink, emitTe
     if (part.type === "error") {
       ended = true;
       begin();
-      emit("response.failed", { response: envelope("failed", { error: failureOf(part.error, warn) }) });
+      responseEvent("response.failed", responseText("failed", { error: failureOf(part.error, warn) }));
       return;
     }
     begin(part.type === "start" ? part : undefined);

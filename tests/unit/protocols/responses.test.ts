@@ -363,6 +363,37 @@ describe("stream encoder", () => {
   const stop: IrStreamPart = { type: "finish", finishReason: { unified: "stop", raw: "end_turn" } };
   const types = (events: WireEvent[]) => events.map((e) => e.event);
 
+  test("the response object each event carries echoes the request as JSON.stringify would write it, tools that say usage and NUL included", async () => {
+    const tools = [{ name: "log", description: 'usage: null \u0000 "quoted" \u2028', parameters: { type: "object", properties: { usage: { default: null }, status: { type: "string" } } } }];
+    const request: IrRequest = { ...BASE_REQUEST, system: [{ type: "text", text: 'be "brief"\u0000' }], tools: tools as IrRequest["tools"], sampling: { temperature: 0.2 } };
+    const usage = { inputNoCache: 7, inputCacheRead: 1, inputCacheWrite: 0, output: 3, outputReasoning: 0 };
+    const parts: IrStreamPart[] = [head, { type: "text-start", id: "a" }, { type: "text-delta", id: "a", delta: "Hi" }, { type: "text-end", id: "a" }, { type: "usage", usage }, stop];
+    const events = await encodeParts(parts, [], request);
+    const responsesOf = events.filter((e) => e.data.response !== undefined).map((e) => [e.event, e.data.response as Record<string, unknown>] as const);
+    expect(responsesOf.map(([type, r]) => [type, r.status])).toEqual([
+      ["response.created", "in_progress"],
+      ["response.in_progress", "in_progress"],
+      ["response.completed", "completed"],
+    ]);
+    const [created, , completed] = responsesOf.map(([, r]) => r);
+    expect(created!.usage).toBeNull();
+    expect(created!.output).toEqual([]);
+    expect(completed!.usage).toMatchObject({ input_tokens: 8, output_tokens: 3 });
+    expect((completed!.output as { content: { text: string }[] }[])[0]!.content[0]!.text).toBe("Hi");
+    // Everything but the changing members is the same echo in every event, byte for byte.
+    for (const r of [created!, completed!]) {
+      expect(r.instructions).toBe('be "brief"\u0000');
+      expect(JSON.stringify(r.tools)).toContain('"usage":{"default":null}');
+      expect(Object.keys(r)).toEqual(Object.keys(created!));
+    }
+    // A failed stream carries its error in the same object.
+    const failed = await encodeParts([head, { type: "error", error: irError("overloaded", "busy") }], [], request);
+    const failure = failed.at(-1)!;
+    expect(failure.event).toBe("response.failed");
+    expect((failure.data.response as { status: string; error: { message: string } }).status).toBe("failed");
+    expect((failure.data.response as { error: { message: string } }).error.message).toContain("busy");
+  });
+
   test("interleaved IR tool calls become two function_call items, each delta under its own output_index", async () => {
     const events = await encodeParts([
       head,
