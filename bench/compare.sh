@@ -51,7 +51,10 @@ YAML
     taskset -c 1 "$WORK/gw$i" --config "$WORK/gw$i.yaml" > "$WORK/gw$i.log" 2>&1 &
   PIDS+=("$!"); PORTS+=($port); NAMES+=("$i:$([ "$bin" != "$arg" ] && echo gov-)$(basename "$bin")")
 done
-sleep 1.5
+# Every process answers before the rounds start (several gateways starting on one busy core take a while).
+for port in "${PORTS[@]}"; do
+  for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/healthz" && break; sleep 0.1; done
+done
 STREAM_MEMBER=$([ -n "${COMPARE_STREAM:-}" ] && echo ",\"stream\":true${COMPARE_USAGE_MEMBER-,\"stream_options\":{\"include_usage\":true}}" || true)
 cat > "$WORK/post.lua" <<LUA
 wrk.method = "POST"
