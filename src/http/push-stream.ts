@@ -4,8 +4,11 @@
 // is the cheapest way a JS relay has to reach the socket (docs/performance.md, "The stream path").
 
 export interface PushOut {
-  /** Writes bytes to the client; false once the client's buffer is full (call `onDrain` to hear when it is not). */
-  write(bytes: Uint8Array): boolean;
+  /**
+   * Writes bytes, or text Bun encodes as UTF-8 straight into the response's buffer (no array of its own),
+   * to the client; false once the client's buffer is full (call `onDrain` to hear when it is not).
+   */
+  write(bytes: Uint8Array | string): boolean;
   /** Called once when a full buffer has drained (after a write returned false). */
   onDrain(resume: () => void): void;
   /** The body is complete. */
@@ -65,7 +68,7 @@ export function pushBody(start: (out: PushOut) => void, cancel: (reason: unknown
 
 /** Bun's controller of a `type: "direct"` stream: write returns the bytes taken, or a promise while its buffer is full. */
 interface DirectController {
-  write(bytes: Uint8Array): number | Promise<number>;
+  write(bytes: Uint8Array | string): number | Promise<number>;
   flush(): number | Promise<number>;
   close(): void;
 }
