@@ -31,6 +31,7 @@ import {
   type WireUsage,
 } from "./schema.ts";
 import { blockSequence, type BlockPart } from "../block-sequence.ts";
+import { jsonString } from "../json-text.ts";
 
 // ---- decoder (upstream -> IR) --------------------------------------------------------------------
 
@@ -267,7 +268,7 @@ function blockWriter(emitJson: EmitJson, warn: WarningSink) {
     start();
     if (!open) return;
     open.textHead ??= `{"type":"content_block_delta","index":${open.index},"delta":{"type":"text_delta","text":`;
-    emitJson("content_block_delta", `${open.textHead}${JSON.stringify(text)}}}`);
+    emitJson("content_block_delta", `${open.textHead}${jsonString(text)}}}`);
   }
   function closeBlock(): void {
     if (open?.index !== undefined) emit("content_block_stop", { type: "content_block_stop", index: open.index });

@@ -16,6 +16,7 @@ import type { StreamParser, StreamWriter, WarningSink, WireChunk } from "../type
 import { decodeStreamError, errorBody } from "./errors.ts";
 import { candidateOf, carriedSignature, finishFromWire, finishToWire, functionCallPart, signatureOf, usageFromWire, usageToWire } from "./response.ts";
 import { GenerateContentResponse, isObject, matches, type Json } from "./schema.ts";
+import { jsonString } from "../json-text.ts";
 
 // ---- decoder (upstream -> IR) --------------------------------------------------------------------
 
@@ -265,7 +266,7 @@ function chunkWriter(request: IrRequest, warn: WarningSink, frame: Framing): Str
   let textAfter: string | undefined;
   const textChunk = (text: string) => {
     textAfter ??= `}],"role":"model"},"index":0}],${JSON.stringify({ modelVersion: head.model, responseId: head.id }).slice(1)}`;
-    frame.chunk(`{"candidates":[{"content":{"parts":[{"text":${JSON.stringify(text)}${textAfter}`);
+    frame.chunk(`{"candidates":[{"content":{"parts":[{"text":${jsonString(text)}${textAfter}`);
   };
   const takeSignature = () => {
     const signature = pendingSignature;

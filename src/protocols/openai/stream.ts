@@ -11,6 +11,7 @@ import type { StreamParser, StreamWriter, WarningSink, WireChunk } from "../type
 import { decodeStreamError, finishFromWire, finishToWire, warnFinishLoss, wireError } from "./errors.ts";
 import { usageFromWire, usageToWire } from "./response.ts";
 import { check, type LenientMessage } from "./schema.ts";
+import { jsonString } from "../json-text.ts";
 
 // ---- decoder (upstream -> IR) ----
 
@@ -154,7 +155,7 @@ export function createStreamWriter(request: IrRequest, warn: WarningSink, emit: 
   let textAround: readonly [string, string] | undefined;
   const textChunk = (delta: string) => {
     textAround ??= [`${JSON.stringify({ ...head, choices: [{ index: 0, delta: { content: "" } }] }).slice(0, -6)}`, `},"logprobs":null,"finish_reason":null}]${includeUsage ? ',"usage":null' : ""}}`];
-    return sseText(`${textAround[0]}${JSON.stringify(delta)}${textAround[1]}`);
+    return sseText(`${textAround[0]}${jsonString(delta)}${textAround[1]}`);
   };
 
   /** The role chunk, written once; parts that come before a `start` (they should not) get one anyway. */

@@ -16,6 +16,7 @@ import type { StreamParser, StreamWriter, WarningSink, WireChunk } from "../type
 import { decodeFailure, failureOf } from "./errors.ts";
 import { finishFromWire, functionCallItem, itemId, messageItem, outputText, reasoningItem, reasoningText, responseObject, statusFromFinish, usageFromWire, usageToWire, warnReasoningLoss } from "./response.ts";
 import { check, type OutputItem, type StreamEvent } from "./schema.ts";
+import { jsonString } from "../json-text.ts";
 
 // ---- decoder (upstream -> IR) ----
 
@@ -205,6 +206,8 @@ type Placed = { item: Item; contentIndex: number; template?: DeltaTemplate };
  */
 const MARK = `\u0000${crypto.randomUUID()}`;
 const MARKS = [0, 1, 2, 3, 4].map((i) => `${MARK}${i}`);
+/** The markers as they appear in the serialised object. */
+const MARKED = MARKS.map((m) => JSON.stringify(m));
 
 /** The serialised response object cut at its markers: the text around the five changing members. */
 function responseFrame(response: Record<string, unknown>): readonly string[] {
@@ -212,7 +215,7 @@ function responseFrame(response: Record<string, unknown>): readonly string[] {
   response.usage = MARKS[4];
   const parts: string[] = [];
   let rest = JSON.stringify(response);
-  for (const marker of MARKS.map((m) => JSON.stringify(m))) {
+  for (const marker of MARKED) {
     const at = rest.indexOf(marker);
     // Not found, or found twice, cannot be (the markers are the process's own): a programming error, said loudly.
     if (at === -1 || rest.indexOf(marker, at + marker.length) !== -1) throw new Error("response frame: a marker not found exactly once");
@@ -248,7 +251,7 @@ export function createStreamWriter(request: IrRequest, warn: WarningSink, emitTe
    * one item, so they are serialised once per item (the bytes are what `emit` writes: same members, same order).
    */
   const deltaTemplate = (type: string, where: Record<string, unknown>, after: string): DeltaTemplate => [`${JSON.stringify({ type, ...where, delta: "" }).slice(0, -3)}`, `${after},"sequence_number":`, type];
-  const emitDelta = ([before, after, type]: DeltaTemplate, delta: string) => emitText(sseText(`${before}${JSON.stringify(delta)}${after}${sequence++}}`, type));
+  const emitDelta = ([before, after, type]: DeltaTemplate, delta: string) => emitText(sseText(`${before}${jsonString(delta)}${after}${sequence++}}`, type));
   /**
    * The response object a stream event carries, as JSON text. What it echoes of the request (instructions,
    * tools, sampling, text format: a coding agent's tools run to tens of KB) is the same in every event of
@@ -261,7 +264,7 @@ export function createStreamWriter(request: IrRequest, warn: WarningSink, emitTe
     frame ??= responseFrame(responseObject({ id: head?.id ?? "", model: head?.model ?? request.model, created: head?.created ?? 0, status: MARKS[0]!, error: MARKS[1] as never, incompleteDetails: MARKS[2] as never, output: MARKS[3] as never, usage: null }, request) as Record<string, unknown>);
     const changing = [status, extra.error ?? null, extra.incompleteDetails ?? null, finalItems.filter((i) => i !== undefined), extra.usage ? usageToWire(extra.usage) : null];
     let text = frame[0]!;
-    for (let i = 0; i < changing.length; i++) text += JSON.stringify(changing[i]) + frame[i + 1]!;
+    for (let i = 0; i < changing.length; i++) text += (changing[i] === null ? "null" : JSON.stringify(changing[i])) + frame[i + 1]!;
     return text;
   };
   const responseEvent = (type: string, response: string) => emitText(sseText(`{"type":"${type}","response":${response},"sequence_number":${sequence++}}`, type));
