@@ -56,7 +56,10 @@ export async function buildApps(deps: AppDeps, random: () => number = Math.rando
   // Boot-scoped: the cap of the snapshot the process started with (the config lifecycle keeps it so).
   const inbound = new InboundLimit(deps.holder.current.config.limits?.max_inbound_concurrent ?? 4096);
   const data = withCors(dataHandlers({ ...deps, metrics, routing, auth: governance.ingressAuth, metering: groups.metering, inbound }), () => deps.holder.current, foreignOrigin);
-  return { data, admin: { fetch: adminFetch(adminDeps), routes: {}, tooLarge: defaultTooLarge }, routing, health, metering: groups.metering };
+  const admin = { fetch: adminFetch(adminDeps), routes: {}, tooLarge: defaultTooLarge };
+  // Both routers are built on first use; the boot calls this once the listeners have served their first requests.
+  const warm = () => (data.warm(), admin.fetch.warm());
+  return { data, admin, warm, routing, health, metering: groups.metering };
 }
 
 /** A browser origin the data plane does not serve: 403 in the path's protocol shape where it has one. */

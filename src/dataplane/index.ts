@@ -34,12 +34,17 @@ export function dataTooLarge(limit: number, request: Request): Response {
   return ingress ? closeConnection(ingress.encodeError(irError("request_too_large", tooLargeMessage(limit)))) : defaultTooLarge(limit);
 }
 
-/** The data listener's handlers: the hot protocol paths for Bun's native router, the app for the rest. */
+/**
+ * The data listener's handlers: the hot protocol paths for Bun's native router, the app for the rest.
+ * The app (Elysia and its controllers, ~1.5 ms at a cold start) is built by the first request the
+ * native routes do not take, or by `warm`: a start's first request, a model call, never needs it.
+ */
 export function dataHandlers(deps: DataPlaneDeps) {
-  const app = buildDataApp(deps);
+  let app: ReturnType<typeof buildDataApp> | undefined;
+  const routed = () => (app ??= buildDataApp(deps));
   const fetch = async (request: Request) => {
-    const answer = await app.fetch(request);
+    const answer = await routed().fetch(request);
     return answer.status === 405 ? methodNotAllowed(request, answer) : answer;
   };
-  return { fetch, routes: protocolHandlers(deps), tooLarge: dataTooLarge };
+  return { fetch, routes: protocolHandlers(deps), tooLarge: dataTooLarge, warm: () => void routed() };
 }

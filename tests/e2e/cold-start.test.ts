@@ -1,6 +1,8 @@
 // The cold-start fixture of issue 15 (six providers, twenty models, governance) boots and serves, and the
-// admin router, built on first use or shortly after the listeners are up, answers in full from the very
-// first admin request (its route table decides a bodyless mutation's refusal).
+// routers built on first use or shortly after the listeners are up answer in full from the very first
+// request: the admin router (its route table decides a bodyless mutation's refusal) and the data plane's
+// app (everything Bun's native routes do not take: /healthz, /v1/models, 405 with Allow). The log lines
+// go out whole and in order, to the last one before the process exits.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -25,6 +27,21 @@ afterAll(async () => {
 const admin = (path: string, init: RequestInit = {}) => fetch(`${gw.admin}${path}`, { ...init, headers: { "x-admin-token": ADMIN_TOKEN, "content-type": "application/json", ...init.headers } });
 
 describe("cold start", () => {
+  test("the first data-plane requests the native routes do not take are answered by the whole app", async () => {
+    const [health, wrongMethod, models] = await Promise.all([
+      fetch(`${gw.data}/healthz`),
+      fetch(`${gw.data}/v1/chat/completions`),
+      fetch(`${gw.data}/v1/models`),
+    ]);
+    expect([health.status, await health.text()]).toEqual([200, "ok"]);
+    expect(wrongMethod.status).toBe(405);
+    expect(wrongMethod.headers.get("allow")).toContain("POST");
+    expect(((await json(wrongMethod)) as { error: { type: string } }).error.type).toBe("invalid_request_error");
+    const listed = ((await json(models)) as { data: { id: string }[] }).data.map((m) => m.id);
+    expect(listed).toHaveLength(21); // twenty models and the pool `chat`
+    expect(listed).toContain("chat");
+  });
+
   test("the first admin request, sent as soon as the listeners are up, is answered from the whole route table", async () => {
     const refused = await admin("/keys/key_0123/revoke", { method: "POST", body: '{"force": true}' });
     expect(refused.status).toBe(400);
@@ -43,5 +60,12 @@ describe("cold start", () => {
     expect(answered.status).toBe(200);
     expect(((await json(answered)) as { object: string }).object).toBe("chat.completion");
     expect((await chat()).status).toBe(401);
+  });
+
+  test("the log lines reach stderr whole and in order, the last ones written before the process exits", async () => {
+    expect(await gw.stop()).toBe(0);
+    const messages = gw.logs.map((line) => (JSON.parse(line) as { msg: string }).msg);
+    expect(messages.indexOf("gateway started")).toBeGreaterThan(-1);
+    expect(messages.slice(-2)).toEqual(["shutting down: draining in-flight requests", "stopped"]);
   });
 });

@@ -9,39 +9,12 @@ import { Concealed, markReferences } from "../../src/config/interpolate.ts";
 import { parseConfigText, type ParseResult } from "../../src/config/load.ts";
 import { readSimpleYaml } from "../../src/config/yaml-simple.ts";
 import { ROOT } from "../support/gateway.ts";
+import { testTexts } from "../support/config-texts.ts";
 
 const ENV: Record<string, string> = {
   DATA_PORT: "18080", ADMIN_PORT: "18081", STORE: "/tmp/gw.db", UPSTREAM: "http://127.0.0.1:9", UPSTREAM_KEY: "sk-up",
   TLS_DIR: "/tmp/tls", A: "one", PORT: "0123", FLAG: "true", EMPTY: "", SPACED: "  padded  ", NUM: "1.5", NULLISH: "~", COLON: "a: b",
 };
-
-/** Every backtick or double-quoted string in the tests that looks like YAML, JS interpolations filled in. */
-function testTexts(): string[] {
-  const files: string[] = [];
-  const walk = (dir: string) => {
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) walk(path);
-      else if (/\.ts$/.test(entry.name)) files.push(path);
-    }
-  };
-  walk(join(ROOT, "tests"));
-  const texts: string[] = [];
-  for (const file of files) {
-    const source = readFileSync(file, "utf8");
-    for (const match of source.matchAll(/`((?:[^`\\]|\\.)*)`/g)) {
-      const body = match[1]!.replace(/(?<!\\)\$\{[^{}]*\}/g, "x").replace(/\\\$\{/g, "${").replace(/\\n/g, "\n").replace(/\\(.)/g, "$1");
-      if (/^\s*[A-Za-z_-]+:/m.test(body)) texts.push(body);
-    }
-    for (const match of source.matchAll(/"((?:[^"\\\n]|\\.)*\\n(?:[^"\\\n]|\\.)*)"/g)) {
-      try {
-        const body = JSON.parse(`"${match[1]}"`) as string;
-        if (/^\s*[A-Za-z_-]+:/m.test(body)) texts.push(body);
-      } catch {}
-    }
-  }
-  return texts;
-}
 
 function corpus(): string[] {
   const fixtures = readdirSync(join(ROOT, "tests/fixtures")).filter((f) => f.endsWith(".yaml")).map((f) => readFileSync(join(ROOT, "tests/fixtures", f), "utf8"));
