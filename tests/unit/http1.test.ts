@@ -504,6 +504,47 @@ describe("https", () => {
     expect(out.trim()).toBe("200 secure");
   });
 
+  test("pieces kept across reads stay as they came, over TLS too (the client joins a read's chunks in place, so it must own each read's bytes)", async () => {
+    const lines = Array.from({ length: 300 }, (_, i) => `event ${i} ${"x".repeat(i % 97)}\n`);
+    const streaming = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      tls: { cert: readFileSync(`${dir}/cert.pem`, "utf8"), key: readFileSync(`${dir}/key.pem`, "utf8") },
+      fetch: () =>
+        new Response(
+          new ReadableStream({
+            type: "direct",
+            async pull(controller: { write(text: string): void; flush(): void; close(): void }) {
+              // Several chunks per write, and writes spread over many reads.
+              for (let i = 0; i < lines.length; i += 3) {
+                for (const line of lines.slice(i, i + 3)) controller.write(line);
+                controller.flush();
+                if (i % 30 === 0) await Bun.sleep(1);
+              }
+              controller.close();
+            },
+          } as unknown as Bun.UnderlyingSource<Uint8Array>),
+        ),
+    });
+    const script = `import { send } from ${JSON.stringify(`${import.meta.dir}/../../src/transport/http1.ts`)};
+      const answer = await send({ url: "https://localhost:${streaming.port}/", headers: {}, body: "", signal: new AbortController().signal, timeoutMs: 5000, pool: { maxIdlePerHost: 1, idleTimeoutSecs: 5 }, decode: true });
+      const kept = [];
+      const first = await answer.body.read();
+      if (first) kept.push(first);
+      await new Promise((resolve, reject) => answer.body.pipe({ chunk: (piece) => kept.push(piece), end: resolve, fail: reject }));
+      console.log(kept.length + " " + Buffer.concat(kept).toString());
+      process.exit(0);`;
+    try {
+      const child = Bun.spawn([process.execPath, "-e", script], { env: { ...process.env, NODE_EXTRA_CA_CERTS: `${dir}/ca.pem` }, stdout: "pipe", stderr: "pipe" });
+      const [out] = await Promise.all([new Response(child.stdout).text(), child.exited]);
+      const space = out.indexOf(" ");
+      expect(Number(out.slice(0, space))).toBeGreaterThan(5);
+      expect(out.slice(space + 1).trimEnd()).toBe(lines.join("").trimEnd());
+    } finally {
+      streaming.stop(true);
+    }
+  });
+
   test("https_proxy: TLS to the origin inside a CONNECT tunnel, certificate verified; the tunnel is reused", async () => {
     const connects: string[] = [];
     const proxy = net.createServer((client) => {
