@@ -172,6 +172,26 @@ describe("ledger and usage views", () => {
     ]);
   });
 
+  test("a row taken by a flush is never summed into again; the same key and second after it is a row of its own", async () => {
+    const s = setup();
+    const row = { key_id: "k", group_name: "g", pool: "p", model: "m", requests: 1, input: 2, output: 3, cache_read: 4, cache_creation: 5 };
+    s.metering.queue({ ...row, ts: 20_100 });
+    s.metering.queue({ ...row, ts: 20_200 });
+    const writing = s.metering.flush();
+    // Queued while the batch before is being written: the written row must not change under it.
+    s.metering.queue({ ...row, ts: 20_300 });
+    s.metering.queue({ ...row, ts: 20_400, group_name: "h" }); // re-bound: apart
+    s.metering.queue({ ...row, ts: 20_500, group_name: "h" }); // summed with the re-bound one
+    await writing;
+    await s.metering.flush();
+    const rows = s.store.database.query("SELECT ts, group_name, requests, input FROM ledger ORDER BY rowid").all();
+    expect(rows).toEqual([
+      { ts: 20_000, group_name: "g", requests: 2, input: 4 },
+      { ts: 20_000, group_name: "h", requests: 2, input: 4 },
+      { ts: 20_000, group_name: "g", requests: 1, input: 2 },
+    ]);
+  });
+
   test("metered requests add up in every view, priced with the current rate card, and survive a restart", async () => {
     const s = setup();
     await s.groups.resolveForMint("eng-alice", "eng", "admin");
