@@ -4,7 +4,7 @@
 //   npm run build && npx bun bench/dataplane.ts [--duration 5] [--warmup 1] [--probe 2] [--chunking first]
 //                                              [--gateway dist/gateway] [--startup-runs 10] [--json-out FILE]
 //                                              [--scenarios same-nonstream,...] [--conns 1,64,256] [--protocols all]
-//                                              [--governance]
+//                                              [--governance] [--reps 3]
 //
 // The default run (~5 minutes): OpenAI -> OpenAI and OpenAI -> Anthropic, non-stream and stream, at 1
 // and 64 connections, and 256 concurrent OpenAI streams for peak RSS. `--protocols all` adds, at 64
@@ -50,6 +50,12 @@ const { values: opts } = parseArgs({
      * within 10% of the open-door gateway's, its throughput at least 90% (issues 6 and 15).
      */
     governance: { type: "boolean", default: false },
+    /**
+     * Each cell's targets are measured this many times, interleaved (floor, gateway, floor, gateway, ...),
+     * and each figure is the median of its repetitions: on a shared virtual machine one sample per target
+     * moved a ratio by 0.1 to 0.3 from run to run (docs/performance.md, issue 15's second round).
+     */
+    reps: { type: "string", default: "1" },
   },
 });
 /** wrk takes whole seconds: a fraction is rounded, to 1 s at least. */
@@ -58,6 +64,7 @@ const DURATION = wholeSeconds(opts.duration);
 const WARMUP = wholeSeconds(opts.warmup);
 const PROBE_SECS = Number(opts.probe);
 const STARTUP_RUNS = Number(opts["startup-runs"]);
+const REPS = Math.max(1, Math.round(Number(opts.reps)));
 const LOAD_CORE = "0";
 const PROXY_CORE = "1";
 const CONNS_HIGH = 64;
@@ -671,6 +678,42 @@ interface RunResult {
   proxy_hwm_mb?: number | null;
 }
 
+/**
+ * One result from a target's repetitions in a cell: each figure the median of the repetitions that ran
+ * (a skipped repetition does not count), counts summed, the last memory readings (they only grow).
+ */
+function medianRun(runs: RunResult[]): RunResult {
+  const ran = runs.filter((r) => !r.skipped);
+  if (ran.length === 0) return runs[0]!;
+  if (ran.length === 1) return ran[0]!;
+  const median = (pick: (r: RunResult) => number | null | undefined) => {
+    const values = ran.map(pick).filter((v): v is number => typeof v === "number");
+    if (values.length === 0) return null;
+    const sorted = values.toSorted((a, b) => a - b);
+    const middle = sorted.length >> 1;
+    return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+  };
+  const last = ran.at(-1)!;
+  return {
+    ...last,
+    requests: ran.reduce((sum, r) => sum + (r.requests ?? 0), 0),
+    errors: ran.reduce((sum, r) => sum + (r.errors ?? 0), 0),
+    ttfe_samples: ran.reduce((sum, r) => sum + (r.ttfe_samples ?? 0), 0),
+    attempts: ran.reduce((sum, r) => sum + (r.attempts ?? 1), 0),
+    rps: median((r) => r.rps),
+    p50_ms: median((r) => r.p50_ms),
+    p90_ms: median((r) => r.p90_ms),
+    p99_ms: median((r) => r.p99_ms),
+    ttfe_p50_ms: median((r) => r.ttfe_p50_ms),
+    ttfe_p99_ms: median((r) => r.ttfe_p99_ms),
+    proxy_cpu_us_per_req: median((r) => r.proxy_cpu_us_per_req),
+    upstream_cpu_us_per_req: median((r) => r.upstream_cpu_us_per_req),
+    core0_busy: median((r) => r.core0_busy),
+    core1_busy: median((r) => r.core1_busy),
+    foreign_cpu: median((r) => r.foreign_cpu),
+  };
+}
+
 async function main() {
   const started = Date.now();
   if (cpus().length < 2) throw new Error("needs at least 2 cores (load + upstream on one, the proxy under test on the other)");
@@ -853,12 +896,14 @@ ${providersYaml(upstreamAddress)}models:
     if (cell.conns === CONNS_PEAK && cellScenarios.length > 0) peakBefore = { floor: statusKb(pids.floor, "VmHWM"), gateway: statusKb(pids.gateway, "VmHWM") };
     for (const scenario of cellScenarios) {
       const targets = targetsIn(scenario, cell);
+      const reps = new Map<TargetName, RunResult[]>();
+      for (let rep = 0; rep < REPS; rep++) {
       const order = targets.map((_, i) => targets[(i + rotation) % targets.length]!); // who goes first rotates
       rotation++;
       for (const target of order) {
         const problem = served[`${scenario.id}/${target}`];
         if (problem) {
-          results.push({ scenario: scenario.id, target, conns: cell.conns, layout: cell.layout, skipped: `not served: ${problem}` });
+          if (rep === 0) results.push({ scenario: scenario.id, target, conns: cell.conns, layout: cell.layout, skipped: `not served: ${problem}` });
           continue;
         }
         // A run during which something outside the benchmark used a core is measured again (twice at most).
@@ -871,12 +916,17 @@ ${providersYaml(upstreamAddress)}models:
           retries++;
           log(`  something else used ${result.foreign_cpu} of a core during that run; measuring it again`);
         }
-        results.push(result);
+        reps.set(target, [...(reps.get(target) ?? []), result]);
         log(
-          `${scenario.id} c=${cell.conns} ${cell.layout} ${target}: ` +
+          `${scenario.id} c=${cell.conns} ${cell.layout} ${target}${REPS > 1 ? ` (${rep + 1}/${REPS})` : ""}: ` +
             (result.skipped ??
               `${result.rps} rps, p50 ${result.p50_ms} ms, p99 ${result.p99_ms} ms, cpu ${result.proxy_cpu_us_per_req} us/req${result.ttfe_p50_ms != null ? `, ttfe ${result.ttfe_p50_ms} ms` : ""}, errors ${result.errors}, cores ${result.core0_busy}/${result.core1_busy}, foreign ${result.foreign_cpu}, rss ${result.proxy_rss_mb} MB (peak ${result.proxy_hwm_mb})`),
         );
+      }
+      }
+      for (const target of targets) {
+        const runs = reps.get(target);
+        if (runs) results.push(medianRun(runs));
       }
     }
     if (cell.conns === CONNS_PEAK && peakBefore) peakAtConns = { floor: statusKb(pids.floor, "VmHWM"), gateway: statusKb(pids.gateway, "VmHWM") };
@@ -984,6 +1034,7 @@ function report(data: {
   lines.push(`## Data-plane benchmark (${new Date().toISOString().slice(0, 10)})`, "");
   lines.push(
     `Each run: ${WARMUP} s warm-up then ${DURATION} s of wrk (1 thread) load; upstream stream chunking \`${opts.chunking}\`. ` +
+      (REPS > 1 ? `Every target is run ${REPS} times per cell, interleaved with the others, and each figure is the median of its runs. ` : "") +
       "Layout `shared` = proxy on the load core (core 0, with wrk and the upstream); `split` = proxy alone on core 1. " +
       "CPU/req is the proxy's utime+stime over the measured run divided by requests served. Time to first event (TTFE) " +
       `comes from a raw HTTP client: ${PROBE_SECS} s of sequential requests after the one-connection run, or one extra connection during a 64- or 256-connection run.`,
