@@ -10,8 +10,8 @@
 // and 64 connections, and 256 concurrent OpenAI streams for peak RSS. `--protocols all` adds, at 64
 // connections, every other protocol's same-protocol route (Anthropic, Responses, Gemini, Bedrock,
 // Cohere) and the translated Anthropic -> OpenAI, Responses -> Anthropic and Gemini -> Bedrock (SigV4,
-// event stream), non-stream and stream (~11 minutes in all). `--protocols all --governance` is the one
-// run that judges all of issue 15's targets (~11 minutes; bench/README.md).
+// event stream), non-stream and stream (~11 minutes in all). `--protocols all --governance --reps 3
+// --duration 3` is the one run that judges all of issue 15's targets on medians (~22 minutes; bench/README.md).
 //
 // Layout on a 2-core machine: wrk, the upstream and this script (whose raw client measures time to first
 // event) on core 0; the proxy under test on core 1 ("split"). Each one-connection cell is also run with
@@ -379,16 +379,18 @@ function describe(target: TargetName, s: Scenario): string {
 
 const SYSTEM = "You are a concise assistant for an internal engineering help desk. Answer in two or three sentences and name the first thing to check.";
 const USER = "Our build cache keeps missing after we bumped the compiler version last week. Nothing else changed in the repository. What is the most likely cause and what should we check first?";
+/** OpenAI's and Cohere v2's messages: the system text is a message. */
+const CHAT_MESSAGES = [
+  { role: "system", content: SYSTEM },
+  { role: "user", content: USER },
+];
 /** One request as each vendor's SDK would send it: the system text, the question, temperature 0.2, 256 tokens at most. */
 function bodyOf(protocol: Protocol, model: string, stream: boolean): string {
   switch (protocol) {
     case "openai":
       return JSON.stringify({
         model,
-        messages: [
-          { role: "system", content: SYSTEM },
-          { role: "user", content: USER },
-        ],
+        messages: CHAT_MESSAGES,
         temperature: 0.2,
         max_tokens: 256,
         ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}),
@@ -398,10 +400,7 @@ function bodyOf(protocol: Protocol, model: string, stream: boolean): string {
     case "cohere": // Cohere v2 chat: the system text is a message, as in OpenAI's body
       return JSON.stringify({
         model,
-        messages: [
-          { role: "system", content: SYSTEM },
-          { role: "user", content: USER },
-        ],
+        messages: CHAT_MESSAGES,
         temperature: 0.2,
         max_tokens: 256,
         ...(stream ? { stream: true } : {}),

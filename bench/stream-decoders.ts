@@ -8,7 +8,7 @@
 import { createParser } from "eventsource-parser";
 import { answerSize } from "../src/ir/estimate.ts";
 import { mergeUsage, ZERO_USAGE, type IrRequest, type IrStreamPart } from "../src/ir/index.ts";
-import { translatedStream } from "../src/dataplane/translate.ts";
+import { readFirstParts, translatedStream } from "../src/dataplane/translate.ts";
 import { adapterFor } from "../src/protocols/registry.ts";
 import { wireBytes } from "../src/protocols/stream-writer.ts";
 import type { ProtocolAdapter, WireProtocol } from "../src/protocols/types.ts";
@@ -91,13 +91,7 @@ async function oldPath(ingress: ProtocolAdapter, egress: ProtocolAdapter, pieces
 async function pushPath(ingress: ProtocolAdapter, egress: ProtocolAdapter, pieces: readonly Uint8Array[]): Promise<number> {
   const body = bodyFromStream(bodyOf(pieces));
   const parser = egress.createStreamParser();
-  let first: readonly IrStreamPart[] = [];
-  let ended = false;
-  while (first.length === 0 && !ended) {
-    const piece = await body.read();
-    ended = piece === null;
-    first = piece === null ? parser.end() : parser.push(piece);
-  }
+  const { parts: first, ended } = await readFirstParts(body, parser);
   const out = translatedStream({ first, ended, body, parser }, ingress, request, warn, "m", ticket, undefined, () => {});
   return (await new Response(out).arrayBuffer()).byteLength;
 }

@@ -5,6 +5,7 @@ import { answerSize, requestTextSize, responseTextSize, withEstimate } from "../
 import { adapterFor } from "../protocols/registry.ts";
 import { renameTools, restoreContent, restorePart, type ToolRenaming } from "../protocols/tool-names.ts";
 import type { ProtocolAdapter, StreamParser } from "../protocols/types.ts";
+import { wireBytes } from "../protocols/stream-writer.ts";
 import type { AttemptResult, LaneTicket } from "../routing/failover.ts";
 import { pushBody, type PushOut } from "../http/push-stream.ts";
 import { utf8 } from "../transport/answer.ts";
@@ -99,15 +100,20 @@ type FirstParts = { ok: true; parts: readonly IrStreamPart[]; ended: boolean } |
  */
 async function firstParts(body: UpstreamBody, parser: StreamParser, ingress: ProtocolAdapter): Promise<FirstParts> {
   try {
-    for (;;) {
-      const piece = await body.read();
-      const parts = piece === null ? parser.end() : parser.push(piece);
-      if (parts.length > 0) return { ok: true, parts, ended: piece === null };
-      if (piece === null) return { ok: false, failure: endedBeforeFirst(ingress) };
-    }
+    const { parts, ended } = await readFirstParts(body, parser);
+    return parts.length > 0 ? { ok: true, parts, ended } : { ok: false, failure: endedBeforeFirst(ingress) };
   } catch (error) {
     body.cancel();
     return { ok: false, failure: failedBeforeFirst(ingress, error) };
+  }
+}
+
+/** The body's pieces through the parser until it yields a part or the body ends (none then: it ended first); what the body or parser throws is thrown. */
+export async function readFirstParts(body: UpstreamBody, parser: StreamParser): Promise<{ parts: readonly IrStreamPart[]; ended: boolean }> {
+  for (;;) {
+    const piece = await body.read();
+    const parts = piece === null ? parser.end() : parser.push(piece);
+    if (parts.length > 0 || piece === null) return { parts, ended: piece === null };
   }
 }
 
@@ -120,7 +126,6 @@ export interface TranslatedSource {
   readonly parser: StreamParser;
 }
 
-const utf8Encoder = new TextEncoder();
 const brokeOff = (error: unknown) => irError("api_error", error instanceof SseEventTooLarge ? error.message : "the upstream stream broke off", { status: 502, failure: "transient" });
 const endedEarly = () => irError("api_error", "the upstream stream ended before it finished", { status: 502, failure: "transient" });
 
@@ -166,7 +171,7 @@ export function translatedStream(
     let held: Uint8Array[] = [];
     const writer = ingress.createStreamWriter(request, warn, (chunk) => {
       if (typeof chunk === "string") return void (text += chunk);
-      if (text !== "") held.push(utf8Encoder.encode(text));
+      if (text !== "") held.push(wireBytes(text));
       text = "";
       held.push(chunk);
     });
@@ -178,7 +183,7 @@ export function translatedStream(
         if (text === "") return;
         written = out.write(text);
       } else {
-        if (text !== "") held.push(utf8Encoder.encode(text));
+        if (text !== "") held.push(wireBytes(text));
         written = out.write(held.length === 1 ? held[0]! : Buffer.concat(held));
         held = [];
       }

@@ -26,7 +26,7 @@ export interface Http1Call {
    */
   readonly extra?: Record<string, string>;
   readonly body: string;
-  /** The client's: an abort closes the connection (never reused) and rejects the call or fails the body. */
+  /** The client's: once aborted, the next sweep (250 ms) closes the connection (never reused) and rejects the call or fails the body. */
   readonly signal: AbortSignal;
   /** The longest the upstream may stay silent: before the head and between the bytes of the body. */
   readonly timeoutMs: number;
@@ -38,7 +38,7 @@ export interface Http1Call {
 
 export interface Http1Answer {
   readonly status: number;
-  /** Names lowercased. When the body is decoded here, content-encoding and content-length are removed. */
+  /** Names as received, read in any case. When the body is decoded here, content-encoding and content-length are removed. */
   readonly headers: HeaderList;
   readonly body: UpstreamBody;
   /** The body is still in its Content-Encoding (`headers` names it). */

@@ -1,6 +1,7 @@
 // One upstream call, through the gateway's own HTTP/1.1 client (http1.ts: keep-alive pools per origin, the
-// answer's body pushed from the socket). A client that goes away aborts the call at once (its connection
-// is closed), so an abandoned request stops costing upstream tokens.
+// answer's body pushed from the socket). A client that goes away aborts the call (its connection is
+// closed: mid-stream at once, while the answer is awaited at the next 250 ms sweep), so an abandoned
+// request stops costing upstream tokens.
 //
 // `limits.upstream_request_timeout_secs` is the longest the upstream may stay silent, like nginx's
 // proxy_read_timeout: before its answer starts (504 in the caller's shape) and between the bytes of a

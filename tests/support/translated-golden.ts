@@ -5,7 +5,7 @@
 // what the generic code wrote. The upstream streams are recorded there too (bench/upstream.ts's, and
 // ones made by each protocol's own writer from IR parts with every escape JSON has), so the cases do
 // not move when a writer changes.
-import { translatedStream } from "../../src/dataplane/translate.ts";
+import { readFirstParts, translatedStream } from "../../src/dataplane/translate.ts";
 import type { IrRequest, IrStreamPart } from "../../src/ir/index.ts";
 import * as anthropic from "../../src/protocols/anthropic/stream.ts";
 import * as bedrock from "../../src/protocols/bedrock/stream.ts";
@@ -137,13 +137,7 @@ export async function translateCase(parserOf: () => StreamParser, writer: Writer
   const ingress = { createStreamWriter: writer } as unknown as ProtocolAdapter;
   const body = bodyOf(pieces);
   const parser = parserOf();
-  let first: readonly IrStreamPart[] = [];
-  let ended = false;
-  while (first.length === 0 && !ended) {
-    const piece = await body.read();
-    ended = piece === null;
-    first = piece === null ? parser.end() : parser.push(piece);
-  }
+  const { parts: first, ended } = await readFirstParts(body, parser);
   if (first.length === 0) return "no parts";
   const ticket = { ok: () => metered.push("ok"), broke: (e: { message: string }) => metered.push(`broke: ${e.message}`), released: () => metered.push("released") };
   const out = translatedStream({ first, ended, body, parser }, ingress, request, (w) => warnings.push(w), "lane-model", ticket, undefined, (usage, size) => metered.push(`${JSON.stringify(usage)} ${size}`));
