@@ -6,27 +6,103 @@ import { inputTotal, mergeUsage, ZERO_USAGE, type IrUsage } from "../ir/index.ts
 import { utf8 } from "../transport/answer.ts";
 
 /**
- * Whether the bytes are one JSON object by their structure: `{` first, brackets balanced outside strings,
- * the outermost closing at the last non-space byte. Not a full validation, but one linear pass that tells
- * a truncated, HTML or binary body from the vendor's JSON without building the answer as objects.
+ * Whether the bytes are one JSON object: `{` first, then JSON's grammar outside strings (values, keys,
+ * colons, commas, brackets that match, numbers, true/false/null), the object closing at the last
+ * non-space byte. Strings are skipped to their closing quote by native search, their escapes not read.
+ * One pass and no objects built: a same-protocol answer is relayed as its bytes, and parsing it whole
+ * only to prove it JSON cost more under load than this (docs/performance.md). What it tells apart: a
+ * truncated, HTML or binary body, and a body an OpenAI-compatible server wrote as something else
+ * (single quotes, NaN, a trailing comma) from the vendor's JSON.
  */
 export function isWholeObject(bytes: Uint8Array): boolean {
   let end = bytes.length;
   while (end > 0 && isSpace(bytes[end - 1]!)) end--;
   let i = 0;
   while (i < end && isSpace(bytes[i]!)) i++;
-  if (bytes[i] !== OPEN || bytes[end - 1] !== CLOSE) return false;
-  let depth = 0;
+  if (bytes[i] !== OPEN) return false;
+  /** Open containers, innermost last: true for an object. */
+  const open: boolean[] = [];
+  let expect = Expect.Value;
   for (; i < end; i++) {
     const c = bytes[i]!;
-    if (c === QUOTE) {
+    if (isSpace(c)) continue;
+    if (expect === Expect.Colon) {
+      if (c !== COLON) return false;
+      expect = Expect.Value;
+    } else if (expect === Expect.After) {
+      // After a value: a comma, or the close of its container.
+      if (c === COMMA) expect = open.at(-1) ? Expect.Key : Expect.Value;
+      else if (!close(c)) return false;
+    } else if (c === QUOTE) {
       i = closingQuote(bytes, i + 1);
       if (i === -1) return false;
-    } else if (c === OPEN || c === OPEN_BRACKET) depth++;
-    else if ((c === CLOSE || c === CLOSE_BRACKET) && --depth <= 0) return depth === 0 && i === end - 1;
+      expect = (expect as Expect) === Expect.Key || (expect as Expect) === Expect.KeyOrClose ? Expect.Colon : Expect.After;
+    } else if (expect === Expect.Key) return false;
+    else if (expect === Expect.KeyOrClose || expect === Expect.ValueOrClose) {
+      if (!close(c)) {
+        if (expect === Expect.KeyOrClose) return false;
+        expect = Expect.Value;
+        i--; // read it again as a value
+      }
+    } else if (c === OPEN || c === OPEN_BRACKET) {
+      open.push(c === OPEN);
+      expect = c === OPEN ? Expect.KeyOrClose : Expect.ValueOrClose;
+    } else {
+      const after = scalarEnd(bytes, i, end);
+      if (after === -1) return false;
+      i = after - 1;
+      expect = Expect.After;
+    }
+    // The outermost object closed: nothing may follow it.
+    if (open.length === 0) return i === end - 1;
   }
   return false;
+
+  function close(c: number): boolean {
+    if (c !== (open.at(-1) ? CLOSE : CLOSE_BRACKET) || open.length === 0) return false;
+    open.pop();
+    expect = Expect.After;
+    return true;
+  }
 }
+
+const enum Expect {
+  Value,
+  ValueOrClose,
+  Key,
+  KeyOrClose,
+  Colon,
+  After,
+}
+
+/** Just past the number or literal (true, false, null) at `at`, by JSON's grammar; -1 when there is none. */
+function scalarEnd(bytes: Uint8Array, at: number, end: number): number {
+  for (const literal of LITERALS) {
+    if (bytes[at] !== literal[0]) continue;
+    for (let k = 1; k < literal.length; k++) if (bytes[at + k] !== literal[k]) return -1;
+    return at + literal.length;
+  }
+  let i = at;
+  if (bytes[i] === MINUS) i++;
+  if (bytes[i] === ZERO) i++;
+  else if (isDigit(bytes[i]!)) while (i < end && isDigit(bytes[i]!)) i++;
+  else return -1;
+  if (bytes[i] === DOT) {
+    if (!isDigit(bytes[++i]!)) return -1;
+    while (i < end && isDigit(bytes[i]!)) i++;
+  }
+  if (bytes[i] === 0x65 || bytes[i] === 0x45) {
+    i++;
+    if (bytes[i] === PLUS || bytes[i] === MINUS) i++;
+    if (!isDigit(bytes[i]!)) return -1;
+    while (i < end && isDigit(bytes[i]!)) i++;
+  }
+  return i;
+}
+
+const LITERALS = ["true", "false", "null"].map((word) => Buffer.from(word));
+const [COMMA, MINUS, PLUS, DOT, ZERO] = [",", "-", "+", ".", "0"].map((c) => c.charCodeAt(0)) as [number, number, number, number, number];
+const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
 
 export function parseOrUndefined(text: string): unknown {
   try {

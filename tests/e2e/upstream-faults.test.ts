@@ -17,6 +17,7 @@ const FAULTS = {
   "binary-json": /not a whole JSON object|not JSON/,
   truncated: /not a whole JSON object|not JSON/,
   "truncated-large": /not a whole JSON object|not JSON/,
+  "python-json": /not a whole JSON object|not JSON/,
   reset: /cut short: connection reset/,
   short: /cut short: connection reset/,
   huge: /larger than limits\.max_upstream_response_bytes \(33554432 bytes\)/,

@@ -115,3 +115,32 @@ test("streamUsageCut over pieces as they came gives what it gives over the joine
     }
   }
 });
+
+test("isWholeObject agrees with JSON.parse on what is one JSON object, for random texts of JSON's tokens", () => {
+  const parsesAsObject = (text: string) => {
+    try {
+      const value: unknown = JSON.parse(text);
+      return typeof value === "object" && value !== null && !Array.isArray(value);
+    } catch {
+      return false;
+    }
+  };
+  // What an OpenAI-compatible server may write instead of JSON, each refused.
+  for (const text of ["{'a': 1}", '{"a": NaN}', '{"a": 1,}', '{"a" 1}', '{"a": [1, 2,]}', '{"a": tru}', '{"a": 01}', '{"a": 1.}', '{"a": -}', '{"a": 1e}', '{"a": .5}', '{"a": 1}}', '{"a": [}']) {
+    expect([text, isWholeObject(bytes(text))]).toEqual([text, false]);
+  }
+  const tokens = ["{", "}", "[", "]", ":", ",", '"k"', '"v w"', "1", "-2.5e+3", "0", "true", "false", "null", " ", "\n", "x", "'", "01", "1.", "-"];
+  let seed = 5;
+  const random = (below: number) => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) % below);
+  let objects = 0;
+  for (let n = 0; n < 30_000; n++) {
+    let text = "{";
+    for (let k = random(14); k > 0; k--) text += tokens[random(tokens.length)];
+    if (random(2) === 0) text += "}";
+    const expected = parsesAsObject(text);
+    if (expected) objects++;
+    if (isWholeObject(bytes(text)) !== expected) throw new Error(`isWholeObject(${JSON.stringify(text)}) should be ${expected}`);
+  }
+  // The random texts hit both answers, not only refusals.
+  expect(objects).toBeGreaterThan(100);
+});

@@ -85,6 +85,8 @@ export async function startHostileUpstream(): Promise<HostileUpstream> {
     // Over the size where only the usage is cut out: ends in `}` yet the outer object never closes.
     "truncated-large": () =>
       new Response(`{"id":"x","choices":[{"index":0,"message":{"role":"assistant","content":"${"a".repeat(20_000)}"}}],"usage":{"prompt_tokens":1,"completion_tokens":1}`, { headers: { "content-type": json } }),
+    // What a careless OpenAI-compatible server writes: its dict printed, single quotes, whole and balanced.
+    "python-json": () => new Response(`{'id': 'chatcmpl-1', 'choices': [{'message': {'content': '${HOSTILE_MARK}'}}]}`, { headers: { "content-type": json } }),
     exact: () => new Response(EXACT_ANSWER, { headers: { "content-type": json } }),
     // A JSON answer whatever was asked: a stream request's 2xx of the wrong content type.
     "stream-json": () => new Response(EXACT_ANSWER, { headers: { "content-type": json } }),
