@@ -2,7 +2,7 @@
 // full authority.
 import { secretEquals } from "../config/secret.ts";
 import { bearerToken } from "../http/credentials.ts";
-import { runChain, type ChainModule } from "./chain.ts";
+import { runChain } from "./chain.ts";
 import type { Snapshot } from "../config/snapshot.ts";
 
 export type AdminScope = "read-only" | "full";
@@ -27,7 +27,8 @@ export function presentedAdminToken(headers: Headers): string | undefined {
   return bearerToken(headers);
 }
 
-type AdminModule = ChainModule<AdminPrincipal, [Snapshot, Headers]>;
+/** Admin modules read the headers alone (runChain passes a third argument they ignore). */
+type AdminModule = (snapshot: Snapshot, headers: Headers) => AdminPrincipal | undefined;
 
 /** Compiled-in admin modules by name. */
 export const ADMIN_MODULES: Readonly<Record<string, AdminModule>> = {
@@ -44,5 +45,5 @@ export const ADMIN_MODULES: Readonly<Record<string, AdminModule>> = {
 };
 
 export function authenticateAdmin(snapshot: Snapshot, headers: Headers): AdminPrincipal | undefined {
-  return runChain(snapshot.auth.adminChain, ADMIN_MODULES, ANONYMOUS, snapshot, headers);
+  return runChain(snapshot.auth.adminChain, ADMIN_MODULES, ANONYMOUS, snapshot, headers, undefined);
 }

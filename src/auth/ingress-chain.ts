@@ -40,7 +40,7 @@ export interface IngressServices {
 
 const ANONYMOUS: IngressPrincipal = Object.freeze({ id: "anonymous", module: "open" });
 
-type IngressModule = ChainModule<IngressPrincipal, [Snapshot, IngressCredential, IngressServices]>;
+type IngressModule = ChainModule<IngressPrincipal, Snapshot, IngressCredential, IngressServices>;
 
 function staticToken(snapshot: Snapshot, credential: IngressCredential, services: IngressServices): IngressPrincipal | undefined {
   const presented = credential.token;

@@ -123,7 +123,7 @@ export function usageMember(bytes: Uint8Array): unknown {
   const open = key > 0 && view[key - 1] !== BACKSLASH ? objectAfterColon(view, key + USAGE_KEY.length) : -1;
   const close = open === -1 ? -1 : objectEnd(view, open);
   if (close !== -1) {
-    const usage = parseOrUndefined(utf8.decode(view.subarray(open, close + 1)));
+    const usage = parseOrUndefined(view.toString("utf8", open, close + 1));
     if (usage !== undefined) return { usage };
   }
   return parseOrUndefined(utf8.decode(view));
@@ -167,9 +167,17 @@ function objectAfterColon(bytes: Uint8Array, from: number): number {
   return bytes[i] === OPEN ? i : -1;
 }
 
-/** The members a vendor reports usage in: `usage` everywhere but Gemini (`usageMetadata`). */
-const USAGE_KEYS = ["usage", "usageMetadata"].map((member) => ({ member, key: Buffer.from(`"${member}"`) }));
+/**
+ * The members a vendor reports usage in: `usage` everywhere but Gemini (`usageMetadata`). Each with the
+ * body its protocol's usageFromResponse reads, built by a literal so every body has one shape.
+ */
+const USAGE_KEYS: readonly { readonly key: Buffer; readonly body: (found: unknown) => unknown }[] = [
+  { key: Buffer.from('"usage"'), body: (found) => ({ usage: found }) },
+  { key: Buffer.from('"usageMetadata"'), body: (found) => ({ usageMetadata: found }) },
+];
 const USAGE_KEY = USAGE_KEYS[0]!.key;
+
+type UsageReader = (body: unknown) => Partial<IrUsage> | undefined;
 
 /**
  * Usage cut out of a stream's first and last events (`head`, `tail`: their pieces as they came; the tail may
@@ -178,24 +186,20 @@ const USAGE_KEY = USAGE_KEYS[0]!.key;
  * message_start and output in message_delta; OpenAI, Responses, Cohere and Bedrock in the last event; Gemini
  * a running total in each chunk (the last one whole). The tail is read first and the head only when the last
  * event left input or output out. Only those objects are parsed, never the events around them; undefined
- * when neither edge has one (the caller then decodes the stream to estimate).
+ * when neither edge has one (the caller then decodes the stream to estimate). Every metered stream comes
+ * here, so it allocates little: an edge object only for an edge searched, no closure per call.
  */
-export function streamUsageCut(head: readonly Uint8Array[], tail: readonly Uint8Array[], read: (body: unknown) => Partial<IrUsage> | undefined): IrUsage | undefined {
-  const first = new Edge(head, false);
+export function streamUsageCut(head: readonly Uint8Array[], tail: readonly Uint8Array[], read: UsageReader): IrUsage | undefined {
   const last = new Edge(tail, true);
-  for (const { member, key } of USAGE_KEYS) {
+  let first: Edge | undefined;
+  for (const usageKey of USAGE_KEYS) {
     // An object under the key that the protocol does not read as usage (a Gemini tool call's `args` with a
     // `usage` member) is not the usage: the next key is tried.
-    const readAt = (edge: Edge) => {
-      const found = edge.usageObject(key);
-      const usage = found === undefined ? undefined : read({ [member]: found });
-      return usage !== undefined && Object.keys(usage).length > 0 ? usage : undefined;
-    };
-    const reported = readAt(last);
+    const reported = usageAt(last, usageKey, read);
     const lastUsage = reported === undefined ? undefined : mergeUsage(ZERO_USAGE, reported);
     // Most vendors report it all in the last event: the head is then not searched.
     if (lastUsage && inputTotal(lastUsage) > 0 && lastUsage.output > 0) return lastUsage;
-    const opening = readAt(first);
+    const opening = usageAt((first ??= new Edge(head, false)), usageKey, read);
     if (opening === undefined) {
       if (lastUsage) return lastUsage;
       continue;
@@ -203,6 +207,14 @@ export function streamUsageCut(head: readonly Uint8Array[], tail: readonly Uint8
     const usage = mergeUsage(ZERO_USAGE, opening);
     return reported ? mergeUsage(usage, reported) : usage;
   }
+  return undefined;
+}
+
+/** What the protocol read under the key at one edge; undefined when it read nothing there. */
+function usageAt(edge: Edge, { key, body }: (typeof USAGE_KEYS)[number], read: UsageReader): Partial<IrUsage> | undefined {
+  const found = edge.usageObject(key);
+  const reported = found === undefined ? undefined : read(body(found));
+  if (reported !== undefined) for (const _ in reported) return reported;
   return undefined;
 }
 
@@ -247,7 +259,7 @@ function objectUnder(bytes: Buffer, key: Buffer, last: boolean, outer: boolean):
     if (open !== -1) {
       const close = objectEnd(bytes, open);
       if (close !== -1) {
-        const parsed = parseOrUndefined(utf8.decode(bytes.subarray(open, close + 1)));
+        const parsed = parseOrUndefined(bytes.toString("utf8", open, close + 1));
         if (parsed !== undefined) return parsed;
       } else if (outer && !last) return UNSURE;
     }
