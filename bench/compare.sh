@@ -7,7 +7,8 @@
 #   npm run build && cp dist/gateway /tmp/a && (change, build) && bench/compare.sh 5 /tmp/a dist/gateway
 #
 # COMPARE_MODEL=claude sends the same OpenAI body to an Anthropic lane (translated; the floor relays it to
-# the upstream's OpenAI path as before), COMPARE_STREAM=1 asks for a stream. A binary given as gov:PATH runs
+# the upstream's OpenAI path as before), COMPARE_STREAM=1 asks for a stream, COMPARE_INGRESS=responses sends
+# the Responses API's body to /v1/responses instead (with COMPARE_MODEL=claude: Responses -> Anthropic). A binary given as gov:PATH runs
 # with bench/gateway-config.ts's governance (keys, a three-level group chain with limits) and is called
 # with a virtual key minted for it: `bench/compare.sh 4 dist/gateway gov:dist/gateway` pairs the open door
 # with the governed one (issue 15's "within 1.1x of the open door").
@@ -56,11 +57,21 @@ for port in "${PORTS[@]}"; do
   for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/healthz" && break; sleep 0.1; done
 done
 STREAM_MEMBER=$([ -n "${COMPARE_STREAM:-}" ] && echo ",\"stream\":true${COMPARE_USAGE_MEMBER-,\"stream_options\":{\"include_usage\":true}}" || true)
+SYSTEM="You are a concise assistant for an internal engineering help desk. Answer in two or three sentences and name the first thing to check."
+USER="Our build cache keeps missing after we bumped the compiler version last week. Nothing else changed in the repository. What is the most likely cause and what should we check first?"
+if [ "${COMPARE_INGRESS:-openai}" = responses ]; then
+  # The Responses API's body (bench/dataplane.ts's), on /v1/responses: usage is always in its stream.
+  URLPATH=/v1/responses
+  BODY="{\"model\":\"${COMPARE_MODEL:-gpt}\",\"instructions\":\"$SYSTEM\",\"input\":[{\"role\":\"user\",\"content\":\"$USER\"}],\"temperature\":0.2,\"max_output_tokens\":256$([ -n "${COMPARE_STREAM:-}" ] && echo ',"stream":true')}"
+else
+  URLPATH=/v1/chat/completions
+  BODY="{\"model\":\"${COMPARE_MODEL:-gpt}\",\"messages\":[{\"role\":\"system\",\"content\":\"$SYSTEM\"},{\"role\":\"user\",\"content\":\"$USER\"}],\"temperature\":0.2,\"max_tokens\":256${STREAM_MEMBER}}"
+fi
 cat > "$WORK/post.lua" <<LUA
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
 wrk.headers["Authorization"] = "Bearer " .. (os.getenv("COMPARE_TOKEN") or "bench-key")
-wrk.body = '{"model":"${COMPARE_MODEL:-gpt}","messages":[{"role":"system","content":"You are a concise assistant for an internal engineering help desk. Answer in two or three sentences and name the first thing to check."},{"role":"user","content":"Our build cache keeps missing after we bumped the compiler version last week. Nothing else changed in the repository. What is the most likely cause and what should we check first?"}],"temperature":0.2,"max_tokens":256${STREAM_MEMBER}}'
+wrk.body = '$BODY'
 LUA
 # A governed gateway is called with a key minted through its admin API; the others with the provider key.
 TOKENS=(bench-key)
@@ -73,7 +84,7 @@ for r in $(seq "$ROUNDS"); do
   declare -A T0=()
   for k in "${!PIDS[@]}"; do T0[$k]=$(ticks "${PIDS[$k]}"); done
   W=()
-  for k in "${!PIDS[@]}"; do COMPARE_TOKEN=${TOKENS[$k]} taskset -c 0 wrk -t1 -c64 -d4s -s "$WORK/post.lua" "http://127.0.0.1:${PORTS[$k]}/v1/chat/completions" > "$WORK/wrk$k.txt" & W+=($!); done
+  for k in "${!PIDS[@]}"; do COMPARE_TOKEN=${TOKENS[$k]} taskset -c 0 wrk -t1 -c64 -d4s -s "$WORK/post.lua" "http://127.0.0.1:${PORTS[$k]}$URLPATH" > "$WORK/wrk$k.txt" & W+=($!); done
   wait "${W[@]}"
   line="round $r:"
   for k in "${!PIDS[@]}"; do

@@ -13,6 +13,7 @@ import { irErrorFromWire } from "../openai/errors.ts";
 import { decodeFailure } from "./errors.ts";
 import { instructionsOf, settings } from "./request.ts";
 import { check, type OutputItem, type WireUsage } from "./schema.ts";
+import { jsonString } from "../json-text.ts";
 
 type Json = Record<string, unknown>;
 
@@ -108,6 +109,11 @@ export const itemId = (prefix: string, responseId: string, index: number) => `${
 
 export const outputText = (text: string) => ({ type: "output_text", text, annotations: [] });
 export const messageItem = (id: string, status: string, texts: readonly string[]) => ({ id, type: "message", status, role: "assistant", content: texts.map(outputText) });
+/** JSON.stringify(outputText(text)) from the text's JSON: a stream's writer serialises a final text once. */
+export const outputTextJson = (textJson: string) => `{"type":"output_text","text":${textJson},"annotations":[]}`;
+/** JSON.stringify(messageItem(id, status, texts)) from the texts' JSON (outputTextJson). */
+export const messageItemJson = (id: string, status: string, textsJson: readonly string[]) =>
+  `{"id":${jsonString(id)},"type":"message","status":${jsonString(status)},"role":"assistant","content":[${textsJson.map(outputTextJson).join(",")}]}`;
 export const functionCallItem = (id: string, status: string, callId: string, name: string, args: string) => ({ id, type: "function_call", status, call_id: callId, name, arguments: args });
 export const reasoningItem = (id: string, text: string) => ({ id, type: "reasoning", summary: text === "" ? [] : [{ type: "summary_text", text }] });
 

@@ -14,7 +14,7 @@ import { sseParser, sseText, type SseEvent } from "../../transport/sse.ts";
 import { writerTransform } from "../stream-writer.ts";
 import type { StreamParser, StreamWriter, WarningSink, WireChunk } from "../types.ts";
 import { decodeFailure, failureOf } from "./errors.ts";
-import { finishFromWire, functionCallItem, itemId, messageItem, outputText, reasoningItem, reasoningText, responseObject, statusFromFinish, usageFromWire, usageToWire, warnReasoningLoss } from "./response.ts";
+import { finishFromWire, functionCallItem, itemId, messageItem, messageItemJson, outputText, outputTextJson, reasoningItem, reasoningText, responseObject, statusFromFinish, usageFromWire, usageToWire, warnReasoningLoss } from "./response.ts";
 import { check, type OutputItem, type StreamEvent } from "./schema.ts";
 import { jsonString } from "../json-text.ts";
 
@@ -193,7 +193,7 @@ export function createStreamEncoder(request: IrRequest, warn: WarningSink): Tran
 }
 
 type Item =
-  | { kind: "message"; id: string; index: number; texts: string[]; openParts: number; closed: boolean }
+  | { kind: "message"; id: string; index: number; texts: string[]; textJson: string[]; openParts: number; closed: boolean }
   | { kind: "function_call"; id: string; index: number; callId: string; name: string; args: string; closed: boolean }
   | { kind: "reasoning"; id: string; index: number; text: string; partOpen: boolean; closed: boolean };
 /** A delta event's JSON before the delta, after it up to the sequence number, and its type (deltaTemplate). */
@@ -206,23 +206,31 @@ type Placed = { item: Item; contentIndex: number; template?: DeltaTemplate };
  */
 const MARK = `\u0000${crypto.randomUUID()}`;
 const MARKS = [0, 1, 2, 3, 4].map((i) => `${MARK}${i}`);
-/** The markers as they appear in the serialised object. */
-const MARKED = MARKS.map((m) => JSON.stringify(m));
+/** A marker's common text as JSON writes it inside its quotes (the control character escaped): `"` + this + digit + `"`. */
+const MARK_JSON = JSON.stringify(MARK).slice(1, -1);
 
-/** The serialised response object cut at its markers: the text around the five changing members. */
+/**
+ * The serialised response object cut at its markers: the text around the five changing members. One pass
+ * over the text: the markers' common part is searched from each one found on, and each must be the next
+ * marker whole; a sixth is looked for too. Searching each marker's own text from the start, and past it
+ * for a second, went over the text ten times (~1 KB of echoed request) on every stream.
+ */
 function responseFrame(response: Record<string, unknown>): readonly string[] {
   // usageToWire takes no marker: the member is set over (an existing key keeps its place in the order).
   response.usage = MARKS[4];
+  const text = JSON.stringify(response);
   const parts: string[] = [];
-  let rest = JSON.stringify(response);
-  for (const marker of MARKED) {
-    const at = rest.indexOf(marker);
-    // Not found, or found twice, cannot be (the markers are the process's own): a programming error, said loudly.
-    if (at === -1 || rest.indexOf(marker, at + marker.length) !== -1) throw new Error("response frame: a marker not found exactly once");
-    parts.push(rest.slice(0, at));
-    rest = rest.slice(at + marker.length);
+  let from = 0;
+  let at = text.indexOf(MARK_JSON);
+  for (let i = 0; i < MARKS.length; i++, at = text.indexOf(MARK_JSON, from)) {
+    const end = at + MARK_JSON.length;
+    // Not found, out of order, or found twice, cannot be (the markers are the process's own): a programming error, said loudly.
+    if (at < 1 || text[at - 1] !== '"' || text.charCodeAt(end) !== 0x30 + i || text[end + 1] !== '"') throw new Error("response frame: a marker not found exactly once, in order");
+    parts.push(text.slice(from, at - 1));
+    from = end + 2;
   }
-  parts.push(rest);
+  if (at !== -1) throw new Error("response frame: a marker not found exactly once, in order");
+  parts.push(text.slice(from));
   return parts;
 }
 
@@ -237,15 +245,18 @@ export function createStreamWriter(request: IrRequest, warn: WarningSink, emitTe
   let ended = false;
   let warnedSignature = false;
   const items: Item[] = [];
-  const finalItems: unknown[] = [];
+  /** Each closed item's JSON by output_index: written in its done event, and again in the final response's output. */
+  const finalItems: string[] = [];
   const placed = new Map<string, Placed>();
 
   // The event's members serialised around `data`'s own (the bytes of JSON.stringify({type, ...data,
   // sequence_number})): spreading data into a new object per event was a copy of every member.
   const emit = (type: string, data: Record<string, unknown>) => {
     const members = JSON.stringify(data);
-    emitText(sseText(`{"type":"${type}",${members.length > 2 ? `${members.slice(1, -1)},` : ""}"sequence_number":${sequence++}}`, type));
+    emitMembers(type, members.length > 2 ? members.slice(1, -1) : "");
   };
+  /** An event from its members' JSON text (no braces), for members already serialised (an item, a text). */
+  const emitMembers = (type: string, members: string) => emitText(sseText(`{"type":"${type}",${members === "" ? "" : `${members},`}"sequence_number":${sequence++}}`, type));
   /**
    * A delta event as text around the delta's own JSON: its other members are the same for every delta of
    * one item, so they are serialised once per item (the bytes are what `emit` writes: same members, same order).
@@ -262,9 +273,10 @@ export function createStreamWriter(request: IrRequest, warn: WarningSink, emitTe
   let frame: readonly string[] | undefined;
   const responseText = (status: string, extra: { usage?: IrUsage; incompleteDetails?: { reason: string } | null; error?: { code: string; message: string } } = {}) => {
     frame ??= responseFrame(responseObject({ id: head?.id ?? "", model: head?.model ?? request.model, created: head?.created ?? 0, status: MARKS[0]!, error: MARKS[1] as never, incompleteDetails: MARKS[2] as never, output: MARKS[3] as never, usage: null }, request) as Record<string, unknown>);
-    const changing = [status, extra.error ?? null, extra.incompleteDetails ?? null, finalItems.filter((i) => i !== undefined), extra.usage ? usageToWire(extra.usage) : null];
+    const output = `[${finalItems.filter((i) => i !== undefined).join(",")}]`;
+    const changing = [JSON.stringify(status), JSON.stringify(extra.error ?? null), JSON.stringify(extra.incompleteDetails ?? null), output, extra.usage ? JSON.stringify(usageToWire(extra.usage)) : "null"];
     let text = frame[0]!;
-    for (let i = 0; i < changing.length; i++) text += (changing[i] === null ? "null" : JSON.stringify(changing[i])) + frame[i + 1]!;
+    for (let i = 0; i < changing.length; i++) text += changing[i]! + frame[i + 1]!;
     return text;
   };
   const responseEvent = (type: string, response: string) => emitText(sseText(`{"type":"${type}","response":${response},"sequence_number":${sequence++}}`, type));
@@ -281,12 +293,13 @@ export function createStreamWriter(request: IrRequest, warn: WarningSink, emitTe
     items.push(item);
     emit("response.output_item.added", { output_index: item.index, item: announced });
   }
-  function doneItem(item: Item, final: Record<string, unknown>): void {
+  /** `final`: the item's JSON, serialised once for its done event and the final response. */
+  function doneItem(item: Item, final: string): void {
     item.closed = true;
     finalItems[item.index] = final;
-    emit("response.output_item.done", { output_index: item.index, item: final });
+    emitMembers("response.output_item.done", `"output_index":${item.index},"item":${final}`);
   }
-  const closeMessage = (m: Extract<Item, { kind: "message" }>) => doneItem(m, messageItem(m.id, "completed", m.texts));
+  const closeMessage = (m: Extract<Item, { kind: "message" }>) => doneItem(m, messageItemJson(m.id, "completed", m.textJson));
   /** A message whose parts are all done is closed once another item starts (until then more text may join it). */
   function closeIdleMessages(): void {
     for (const item of items) if (item.kind === "message" && !item.closed && item.openParts === 0) closeMessage(item);
@@ -298,7 +311,7 @@ export function createStreamWriter(request: IrRequest, warn: WarningSink, emitTe
     let message = last?.kind === "message" && !last.closed && last.openParts === 0 ? last : undefined;
     if (!message) {
       closeIdleMessages();
-      message = { kind: "message", id: nextId("msg"), index: items.length, texts: [], openParts: 0, closed: false };
+      message = { kind: "message", id: nextId("msg"), index: items.length, texts: [], textJson: [], openParts: 0, closed: false };
       addItem(message, messageItem(message.id, "in_progress", []));
     }
     const contentIndex = message.texts.push("") - 1;
@@ -344,22 +357,26 @@ export function createStreamWriter(request: IrRequest, warn: WarningSink, emitTe
     if (!at) return;
     placed.delete(id);
     const { item, contentIndex } = at;
-    const where = { item_id: item.id, output_index: item.index };
     if (item.kind === "message") {
-      const text = item.texts[contentIndex] ?? "";
-      emit("response.output_text.done", { ...where, content_index: contentIndex, text, logprobs: [] });
-      emit("response.content_part.done", { ...where, content_index: contentIndex, part: outputText(text) });
+      // The whole text is in three events and the final response: its JSON is written once for all of them.
+      const text = (item.textJson[contentIndex] = jsonString(item.texts[contentIndex] ?? ""));
+      const members = `"item_id":${jsonString(item.id)},"output_index":${item.index},"content_index":${contentIndex}`;
+      emitMembers("response.output_text.done", `${members},"text":${text},"logprobs":[]`);
+      emitMembers("response.content_part.done", `${members},"part":${outputTextJson(text)}`);
       item.openParts -= 1;
       if (item.openParts === 0 && items.at(-1) !== item) closeMessage(item);
-    } else if (item.kind === "function_call") {
+      return;
+    }
+    const where = { item_id: item.id, output_index: item.index };
+    if (item.kind === "function_call") {
       emit("response.function_call_arguments.done", { ...where, name: item.name, arguments: item.args });
-      doneItem(item, functionCallItem(item.id, "completed", item.callId, item.name, item.args));
+      doneItem(item, JSON.stringify(functionCallItem(item.id, "completed", item.callId, item.name, item.args)));
     } else {
       if (item.partOpen) {
         emit("response.reasoning_summary_text.done", { ...where, summary_index: 0, text: item.text });
         emit("response.reasoning_summary_part.done", { ...where, summary_index: 0, part: { type: "summary_text", text: item.text } });
       }
-      doneItem(item, reasoningItem(item.id, item.text));
+      doneItem(item, JSON.stringify(reasoningItem(item.id, item.text)));
     }
   }
 

@@ -55,4 +55,22 @@ describe("a text delta's event is what JSON.stringify writes for it, whatever th
     const itemId = `msg_${START.id.replace(/^resp_/, "")}_0`;
     expect(deltas).toEqual(TRICKY_TEXTS.map((delta, i) => JSON.stringify({ type: "response.output_text.delta", item_id: itemId, output_index: 0, content_index: 0, delta, logprobs: [], sequence_number: first + i })));
   });
+
+  test("Responses: the text's done events, the item's and the final response's output, each the JSON of its object", () => {
+    const events = dataLines(written(responses.createStreamWriter));
+    const text = TRICKY_TEXTS.join("");
+    const itemId = `msg_${START.id.replace(/^resp_/, "")}_0`;
+    const part = { type: "output_text", text, annotations: [] };
+    const item = { id: itemId, type: "message", status: "completed", role: "assistant", content: [part] };
+    const at = (type: string) => events.findIndex((d) => d.startsWith(`{"type":"${type}"`));
+    const done = at("response.output_text.done");
+    expect(events.slice(done, done + 3)).toEqual([
+      JSON.stringify({ type: "response.output_text.done", item_id: itemId, output_index: 0, content_index: 0, text, logprobs: [], sequence_number: done }),
+      JSON.stringify({ type: "response.content_part.done", item_id: itemId, output_index: 0, content_index: 0, part, sequence_number: done + 1 }),
+      JSON.stringify({ type: "response.output_item.done", output_index: 0, item, sequence_number: done + 2 }),
+    ]);
+    const completed = JSON.parse(events[at("response.completed")]!) as { response: { output: unknown[] } };
+    expect(JSON.stringify(completed.response.output)).toBe(JSON.stringify([item]));
+    expect(events[at("response.completed")]).toContain(`"output":${JSON.stringify([item])},`);
+  });
 });
