@@ -220,35 +220,45 @@ class StreamRelay implements BodySink {
   private finish(how: typeof ENDED | typeof RELEASED | IrError): void {
     if (this.settled) return;
     this.settled = true;
-    const { ticket } = this.tap;
-    const tell = how === ENDED ? () => ticket.ok() : how === RELEASED ? () => ticket.released() : () => ticket.broke(how);
-    if (!this.tap.wanted) return tell();
-    const { head, tail, headBytes, totalBytes, tap } = this;
-    this.tail = [];
+    if (!this.tap.wanted) return this.tell(how);
     try {
-      const { usage, headText } = usageFromEdges(tap.adapter, head, tail);
-      // What the upstream left at zero is estimated: the answer's size extrapolated from the head's share of text.
-      const outputSize = headBytes >= totalBytes ? headText : Math.round((headText * totalBytes) / headBytes);
-      const estimate = withEstimate(usage, tap.requestSize, outputSize);
-      tap.record(estimate.usage, estimate.estimated);
+      this.charge();
     } finally {
       // Told however the charge went: a slot must never stay held.
-      tell();
+      this.tell(how);
     }
+  }
+
+  private tell(how: typeof ENDED | typeof RELEASED | IrError): void {
+    const { ticket } = this.tap;
+    if (how === ENDED) ticket.ok();
+    else if (how === RELEASED) ticket.released();
+    else ticket.broke(how);
+  }
+
+  /**
+   * The usage cut from the kept edges' bytes (streamUsageCut), nothing else decoded or parsed. Only when the
+   * upstream reported none, or left part of it at zero, is the head decoded as the stream it is, to count its
+   * characters of answer (text, reasoning, tool arguments), and the answer's size extrapolated from the head's
+   * share of it for an estimate.
+   */
+  private charge(): void {
+    const { head, tail, headBytes, totalBytes, tap } = this;
+    this.tail = [];
+    const cut = streamUsageCut(head, tail.length === 0 ? head : tail, tap.adapter.usageFromResponse);
+    if (cut && inputTotal(cut) > 0 && cut.output > 0) return tap.record(cut);
+    const headText = answerChars(tap.adapter, head);
+    const outputSize = headBytes >= totalBytes ? headText : Math.round((headText * totalBytes) / headBytes);
+    const estimate = withEstimate(cut ?? ZERO_USAGE, tap.requestSize, outputSize);
+    tap.record(estimate.usage, estimate.estimated);
   }
 }
 
 const ENDED = Symbol("ended");
 const RELEASED = Symbol("released");
 
-/**
- * Usage from the kept edges: the usage objects cut out of their bytes (streamUsageCut) and nothing else
- * decoded or parsed. Only when the upstream reported none, or left part of it at zero, is the head decoded
- * as the stream it is, to count its characters of answer (text, reasoning, tool arguments) for an estimate.
- */
-function usageFromEdges(adapter: ProtocolAdapter, head: Uint8Array[], tail: Uint8Array[]): { usage: IrUsage; headText: number } {
-  const cut = streamUsageCut(head, tail.length === 0 ? head : tail, adapter.usageFromResponse);
-  if (cut && inputTotal(cut) > 0 && cut.output > 0) return { usage: cut, headText: 0 };
+/** Characters of answer in the head's events, decoded as the stream they are (an estimate's input). */
+function answerChars(adapter: ProtocolAdapter, head: readonly Uint8Array[]): number {
   let answered = 0;
   const parser = adapter.createStreamParser();
   try {
@@ -257,6 +267,5 @@ function usageFromEdges(adapter: ProtocolAdapter, head: Uint8Array[], tail: Uint
   } catch {
     // the head cut mid-event may not parse; what was read before still counts
   }
-  return { usage: cut ?? ZERO_USAGE, headText: answered };
+  return answered;
 }
-
