@@ -206,6 +206,8 @@ type Placed = { item: Item; contentIndex: number; template?: DeltaTemplate };
  */
 const MARK = `\u0000${crypto.randomUUID()}`;
 const MARKS = [0, 1, 2, 3, 4].map((i) => `${MARK}${i}`);
+const json = (value: object | null | undefined) => (value == null ? "null" : JSON.stringify(value));
+
 /** A marker's common text as JSON writes it inside its quotes (the control character escaped): `"` + this + digit + `"`. */
 const MARK_JSON = JSON.stringify(MARK).slice(1, -1);
 
@@ -274,7 +276,8 @@ export function createStreamWriter(request: IrRequest, warn: WarningSink, emitTe
   const responseText = (status: string, extra: { usage?: IrUsage; incompleteDetails?: { reason: string } | null; error?: { code: string; message: string } } = {}) => {
     frame ??= responseFrame(responseObject({ id: head?.id ?? "", model: head?.model ?? request.model, created: head?.created ?? 0, status: MARKS[0]!, error: MARKS[1] as never, incompleteDetails: MARKS[2] as never, output: MARKS[3] as never, usage: null }, request) as Record<string, unknown>);
     const output = `[${finalItems.filter((i) => i !== undefined).join(",")}]`;
-    const changing = [JSON.stringify(status), JSON.stringify(extra.error ?? null), JSON.stringify(extra.incompleteDetails ?? null), output, extra.usage ? JSON.stringify(usageToWire(extra.usage)) : "null"];
+    // Most members are null until the last event: written as such, not each through JSON.stringify.
+    const changing = [jsonString(status), json(extra.error), json(extra.incompleteDetails), output, extra.usage ? JSON.stringify(usageToWire(extra.usage)) : "null"];
     let text = frame[0]!;
     for (let i = 0; i < changing.length; i++) text += changing[i]! + frame[i + 1]!;
     return text;
