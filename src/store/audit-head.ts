@@ -3,7 +3,7 @@
 // deleting the newest entries from the sqlite file (truncation) no longer leaves a chain that verifies:
 // the anchor still names the removed head, and the next seq continues above it.
 import { existsSync } from "node:fs";
-import { readFile, rename, writeFile } from "node:fs/promises";
+import { fsPromises } from "./fs-promises.ts";
 
 export interface AuditHead {
   readonly seq: number;
@@ -19,12 +19,15 @@ export async function readHead(path: string): Promise<HeadRead> {
   if (!existsSync(path)) return { state: "none" };
   let text: string | undefined;
   try {
-    text = await readFile(path, "utf8");
+    // Read as node's readFile(path, "utf8") reads, a leading BOM kept (Bun.file's text() drops it).
+    text = KEEP_BOM.decode(await Bun.file(path).bytes());
   } catch {
     // Unreadable: reported like a malformed one.
   }
   return parseHead(path, text);
 }
+
+const KEEP_BOM = new TextDecoder("utf-8", { ignoreBOM: true });
 
 export const headText = (head: AuditHead) => JSON.stringify({ seq: head.seq, hash: head.hash });
 
@@ -44,6 +47,7 @@ export function parseHead(path: string, text: string | undefined): HeadRead {
 /** Whole to a temporary file, then renamed over the old one: a crash leaves the old anchor or the new. */
 export async function writeHead(path: string, head: AuditHead): Promise<void> {
   const temporary = `${path}.${process.pid}.tmp`;
+  const { rename, writeFile } = fsPromises();
   await writeFile(temporary, `${headText(head)}\n`, { mode: 0o600 });
   await rename(temporary, path);
 }
