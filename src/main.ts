@@ -232,11 +232,15 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
     boot_ms: Math.round(performance.now()),
   });
   // The routers are not needed by the first requests; they are built once those have had their turn.
-  setTimeout(apps.warm, WARM_DELAY_MS).unref();
+  // Then the JIT gets its normal tier-up thresholds back (the binary starts with them raised: build.ts).
+  setTimeout(() => (apps.warm(), Bun.unsafe.setJITPolicy(1)), WARM_DELAY_MS).unref();
   return shutdown.exit;
 }
 
-/** How long after the listeners are up the admin and data-plane routers are built, unless a request built them first. */
+/**
+ * How long after the listeners are up the admin and data-plane routers are built (unless a request built
+ * them first) and the JIT's normal policy is back.
+ */
 const WARM_DELAY_MS = 100;
 
 /**

@@ -4,8 +4,8 @@
 // overlay or the new one, never half of one. The rename happens inside the settings change's audit
 // transaction, and the old overlay is put back if that transaction fails.
 import { existsSync, readFileSync, renameSync } from "node:fs";
-import { readFile, rename, unlink, writeFile } from "node:fs/promises";
 import { resolve as resolvePath } from "node:path";
+import { fsPromises } from "../store/fs-promises.ts";
 import { yaml } from "./yaml-package.ts";
 import type { ConfigTree, StagedFile } from "./lifecycle.ts";
 import type { ParseResult } from "./load.ts";
@@ -54,6 +54,7 @@ const HEADER = "# Written by the gateway (PUT /config/settings); applied over th
 /** The new overlay written beside `path`; installed by a rename, and undone to the file that was there. */
 export async function stageOverlay(path: string, overlay: ConfigTree): Promise<StagedFile> {
   const temporary = `${path}.${process.pid}.tmp`;
+  const { readFile, rename, unlink, writeFile } = fsPromises();
   const previous = existsSync(path) ? await readFile(path, "utf8") : undefined;
   try {
     await writeFile(temporary, HEADER + yaml().stringify(overlay), { mode: 0o600 });

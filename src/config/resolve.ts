@@ -3,11 +3,11 @@
 import { accessSync, constants, readFileSync, statSync } from "node:fs";
 import { dirname, resolve as resolvePath } from "node:path";
 import type * as NodeCrypto from "node:crypto";
-import { Value } from "@sinclair/typebox/value";
 import { COMPILED_AUTH_MODULES } from "../auth/modules.ts";
 import { defaultBaseUrl, type HealthSettings, type ResolvedProvider } from "../providers/provider.ts";
 import type { Lane } from "../routing/lane.ts";
 import type { BreakerSettings, FailoverSettings, Pool } from "../routing/pool.ts";
+import { withDefaults } from "./defaults.ts";
 import { GatewayConfig, type PoolCfg, type ProviderCfg, type SecretRef } from "./schema.ts";
 import { Secret } from "./secret.ts";
 import type { AdminToken, ClientToken, ListenerSettings, Snapshot } from "./snapshot.ts";
@@ -163,7 +163,7 @@ function resolveProvider(c: Collector, name: string, p: ProviderCfg, healthDefau
 
 export function resolveConfig(validated: GatewayConfig, ctx: ResolveContext): ResolveResult {
   const c = new Collector(ctx.env);
-  const cfg = Value.Default(GatewayConfig, structuredClone(validated)) as GatewayConfig;
+  const cfg = withDefaults(GatewayConfig, validated) as GatewayConfig;
 
   const healthDefaults = { ...HEALTH_DEFAULTS, ...cfg.health };
   const providers = new Map<string, ResolvedProvider>();

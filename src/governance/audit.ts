@@ -2,7 +2,7 @@
 // (spec "AuditEntry"; gaps.md "Audit verification"). A mutation and its entry commit together or not at
 // all (AuditLog.commit), and a head anchor kept apart from the chain (store/audit-head.ts) makes removing
 // the newest entries visible and keeps seq from being reused after a restart.
-import { AsyncLocalStorage } from "node:async_hooks";
+import type * as AsyncHooks from "node:async_hooks";
 import { GatewayError } from "../http/errors.ts";
 import type { AuditHead } from "../store/audit-head.ts";
 import type { AuditEntry, AuditStore } from "../store/audit.ts";
@@ -117,7 +117,17 @@ export async function verifyAudit(store: AuditStore): Promise<AuditVerification>
  * can record the attempts no handler recorded (a body that failed to parse, a scope refusal) exactly
  * once; and the acting credential, which every entry of the request names.
  */
-export const auditScope = new AsyncLocalStorage<{ recorded: boolean; credential?: string }>();
+export const auditScope = {
+  run<R>(scope: AuditScope, body: () => R): R {
+    // Made by the first admin mutation: importing node:async_hooks cost every start ~0.4 ms. Before it
+    // there is no scope to find, so getStore's undefined is the answer the storage would give.
+    scopes ??= new (require("node:async_hooks") as typeof AsyncHooks).AsyncLocalStorage<AuditScope>();
+    return scopes.run(scope, body);
+  },
+  getStore: (): AuditScope | undefined => scopes?.getStore(),
+};
+type AuditScope = { recorded: boolean; credential?: string };
+let scopes: AsyncHooks.AsyncLocalStorage<AuditScope> | undefined;
 
 export class AuditLog implements AuditSink {
   #head: AuditHead | undefined;

@@ -2,7 +2,8 @@
 // routers built on first use or shortly after the listeners are up answer in full from the very first
 // request: the admin router (its route table decides a bodyless mutation's refusal) and the data plane's
 // app (everything Bun's native routes do not take: /healthz, /v1/models, 405 with Allow). The log lines
-// go out whole and in order, to the last one before the process exits.
+// go out whole and in order, to the last one before the process exits. The binary starts with the JIT's
+// tier-up thresholds raised and sets them back with the warm-up: it must serve on past that.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -60,6 +61,21 @@ describe("cold start", () => {
     expect(answered.status).toBe(200);
     expect(((await json(answered)) as { object: string }).object).toBe("chat.completion");
     expect((await chat()).status).toBe(401);
+  });
+
+  test("past the warm-up (routers built, the JIT's normal tier-up policy back: build.ts starts it raised) it serves on", async () => {
+    await Bun.sleep(150);
+    expect(gw.proc.exitCode).toBeNull();
+    const models = await fetch(`${gw.data}/v1/models`);
+    expect(models.status).toBe(200);
+    expect((await admin("/openapi.json")).status).toBe(200);
+    // Run-once code stays interpreted at start only: the same answer through code that has tiered up since.
+    const minted = (await json(await admin("/keys", { method: "POST", body: JSON.stringify({ name: "warm", group: "eng-bench" }) }))) as { token: string };
+    for (let i = 0; i < 300; i++) {
+      const answered = await fetch(`${gw.data}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${minted.token}` }, body: JSON.stringify({ model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] }) });
+      expect(answered.status).toBe(200);
+      await answered.arrayBuffer();
+    }
   });
 
   test("the log lines reach stderr whole and in order, the last ones written before the process exits", async () => {

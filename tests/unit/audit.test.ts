@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AuditLog, auditHash, verifyAudit } from "../../src/governance/audit.ts";
-import { auditHeadPath } from "../../src/store/audit-head.ts";
+import { auditHeadPath, headText, readHead } from "../../src/store/audit-head.ts";
 import { SqliteAuditStore } from "../../src/store/audit.ts";
 import { SqliteStore } from "../../src/store/sqlite.ts";
 
@@ -64,6 +64,18 @@ describe("head anchor", () => {
 
     writeFileSync(`${path}.audit-head`, "not json");
     expect(await verifyAudit(audit)).toMatchObject({ ok: false, reason: expect.stringContaining("is not a head anchor") });
+  });
+
+  test("the anchor is read as node's readFile(path, \"utf8\") read it: a leading BOM is kept (so not a head), a directory is unreadable", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "gw-audit-head-"));
+    const path = join(dir, "head");
+    const head = { seq: 7, hash: "a".repeat(64) };
+    expect(await readHead(path)).toEqual({ state: "none" });
+    writeFileSync(path, `${headText(head)}\n`);
+    expect(await readHead(path)).toEqual({ state: "ok", path, head });
+    writeFileSync(path, `\uFEFF${headText(head)}\n`);
+    expect(await readHead(path)).toMatchObject({ state: "bad", path });
+    expect(await readHead(dir)).toMatchObject({ state: "bad", path: dir });
   });
 
   test("the store's own record: entries removed with the anchor file, or under an older anchor, are truncation; seq continues above", async () => {

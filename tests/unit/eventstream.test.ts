@@ -4,7 +4,7 @@
 import { describe, expect, test } from "bun:test";
 import { EventStreamCodec, Int64 } from "@smithy/core/event-streams";
 import { fromUtf8, toUtf8 } from "@smithy/core/serde";
-import { createEventStreamDecoder, encodeEventStreamMessage, EventStreamError, EventStreamReader, MAX_MESSAGE_BYTES, type EventStreamMessage } from "../../src/transport/eventstream.ts";
+import { crc32Short, createEventStreamDecoder, encodeEventStreamMessage, EventStreamError, EventStreamReader, MAX_MESSAGE_BYTES, type EventStreamMessage } from "../../src/transport/eventstream.ts";
 import { pieces, streamOf } from "../support/streams.ts";
 
 // ---- helpers ---------------------------------------------------------------------------------------
@@ -91,6 +91,17 @@ const vector = (name: keyof typeof VECTORS) => Uint8Array.from(VECTORS[name]);
 describe("CRC32 and AWS's test vectors", () => {
   test("Bun.hash.crc32 is zlib's CRC-32 (check value of '123456789')", () => {
     expect(Bun.hash.crc32("123456789")).toBe(0xcbf43926);
+  });
+
+  test("the prelude's CRC (a table written out) is Bun.hash.crc32 over every table entry", () => {
+    // 20,000 random 8-byte preludes read each of the 256 entries ~600 times; one wrong entry fails this.
+    let state = 1;
+    const bytes = new Uint8Array(8);
+    for (let i = 0; i < 20_000; i++) {
+      for (let j = 0; j < 8; j++) bytes[j] = (state = (state * 1103515245 + 12345) % 2147483648) >>> 16;
+      if (crc32Short(bytes, 0, 8) !== Bun.hash.crc32(bytes)) expect({ bytes: [...bytes], crc: crc32Short(bytes, 0, 8) }).toEqual({ bytes: [...bytes], crc: Bun.hash.crc32(bytes) });
+    }
+    for (let b = 0; b < 256; b++) expect(crc32Short(Uint8Array.of(b), 0, 1)).toBe(Bun.hash.crc32(Uint8Array.of(b)));
   });
 
   const good: [keyof typeof VECTORS, EventStreamMessage][] = [
