@@ -42,10 +42,11 @@ export class SqliteLedgerStore implements LedgerStore {
   constructor(private readonly db: Database) {}
 
   async append(rows: readonly LedgerRow[]): Promise<void> {
-    const insert = this.db.prepare(
+    // db.query keeps the compiled statement: a batch goes out every 100 ms while requests are metered.
+    const insert = this.db.query(
       "INSERT INTO ledger (ts, key_id, group_name, pool, model, requests, input, output, cache_read, cache_creation) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     );
-    const written = this.db.prepare("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value");
+    const written = this.db.query("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value");
     this.db.transaction(() => {
       for (const r of rows) insert.run(r.ts, r.key_id, r.group_name, r.pool, r.model, r.requests, r.input, r.output, r.cache_read, r.cache_creation);
       // With the rows, so after a crash the boot line can say from when metering may be missing.
