@@ -14,7 +14,7 @@ import { sseParser, sseText, type SseEvent } from "../../transport/sse.ts";
 import { writerTransform } from "../stream-writer.ts";
 import type { StreamParser, StreamWriter, WarningSink, WireChunk } from "../types.ts";
 import { decodeFailure, failureOf } from "./errors.ts";
-import { finishFromWire, functionCallItem, itemId, messageItem, messageItemJson, outputText, outputTextJson, reasoningItem, reasoningText, responseObject, statusFromFinish, usageFromWire, usageToWire, warnReasoningLoss } from "./response.ts";
+import { finishFromWire, functionCallItem, itemId, messageItemJson, outputTextJson, reasoningItem, reasoningText, responseObject, statusFromFinish, usageFromWire, usageToWire, warnReasoningLoss } from "./response.ts";
 import { check, type OutputItem, type StreamEvent } from "./schema.ts";
 import { jsonString } from "../json-text.ts";
 
@@ -206,6 +206,7 @@ type Placed = { item: Item; contentIndex: number; template?: DeltaTemplate };
  */
 const MARK = `\u0000${crypto.randomUUID()}`;
 const MARKS = [0, 1, 2, 3, 4].map((i) => `${MARK}${i}`);
+const EMPTY_OUTPUT_TEXT = outputTextJson('""');
 const json = (value: object | null | undefined) => (value == null ? "null" : JSON.stringify(value));
 
 /** A marker's common text as JSON writes it inside its quotes (the control character escaped): `"` + this + digit + `"`. */
@@ -292,9 +293,10 @@ export function createStreamWriter(request: IrRequest, warn: WarningSink, emitTe
     for (const type of ["response.created", "response.in_progress"]) responseEvent(type, response);
   }
 
-  function addItem(item: Item, announced: Record<string, unknown>): void {
+  /** `announced`: the item's JSON as it opens. */
+  function addItem(item: Item, announced: string): void {
     items.push(item);
-    emit("response.output_item.added", { output_index: item.index, item: announced });
+    emitMembers("response.output_item.added", `"output_index":${item.index},"item":${announced}`);
   }
   /** `final`: the item's JSON, serialised once for its done event and the final response. */
   function doneItem(item: Item, final: string): void {
@@ -315,12 +317,12 @@ export function createStreamWriter(request: IrRequest, warn: WarningSink, emitTe
     if (!message) {
       closeIdleMessages();
       message = { kind: "message", id: nextId("msg"), index: items.length, texts: [], textJson: [], openParts: 0, closed: false };
-      addItem(message, messageItem(message.id, "in_progress", []));
+      addItem(message, messageItemJson(message.id, "in_progress", []));
     }
     const contentIndex = message.texts.push("") - 1;
     message.openParts += 1;
     placed.set(id, { item: message, contentIndex });
-    emit("response.content_part.added", { item_id: message.id, output_index: message.index, content_index: contentIndex, part: outputText("") });
+    emitMembers("response.content_part.added", `"item_id":${jsonString(message.id)},"output_index":${message.index},"content_index":${contentIndex},"part":${EMPTY_OUTPUT_TEXT}`);
   }
 
   function blockStart(part: Extract<IrStreamPart, { type: "tool-call-start" | "reasoning-start" }>): void {
@@ -328,12 +330,12 @@ export function createStreamWriter(request: IrRequest, warn: WarningSink, emitTe
     if (part.type === "tool-call-start") {
       const item: Item = { kind: "function_call", id: nextId("fc"), index: items.length, callId: part.toolCallId, name: part.name, args: "", closed: false };
       placed.set(part.id, { item, contentIndex: 0 });
-      return addItem(item, functionCallItem(item.id, "in_progress", item.callId, item.name, ""));
+      return addItem(item, JSON.stringify(functionCallItem(item.id, "in_progress", item.callId, item.name, "")));
     }
     if (part.redactedData !== undefined) return warnReasoningLoss(part, warn);
     const item: Item = { kind: "reasoning", id: nextId("rs"), index: items.length, text: "", partOpen: false, closed: false };
     placed.set(part.id, { item, contentIndex: 0 });
-    addItem(item, reasoningItem(item.id, ""));
+    addItem(item, JSON.stringify(reasoningItem(item.id, "")));
   }
 
   function delta(id: string, text: string): void {

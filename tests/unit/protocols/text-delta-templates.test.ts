@@ -56,13 +56,18 @@ describe("a text delta's event is what JSON.stringify writes for it, whatever th
     expect(deltas).toEqual(TRICKY_TEXTS.map((delta, i) => JSON.stringify({ type: "response.output_text.delta", item_id: itemId, output_index: 0, content_index: 0, delta, logprobs: [], sequence_number: first + i })));
   });
 
-  test("Responses: the text's done events, the item's and the final response's output, each the JSON of its object", () => {
+  test("Responses: the item's and the text's added and done events and the final response's output, each the JSON of its object", () => {
     const events = dataLines(written(responses.createStreamWriter));
     const text = TRICKY_TEXTS.join("");
     const itemId = `msg_${START.id.replace(/^resp_/, "")}_0`;
     const part = { type: "output_text", text, annotations: [] };
     const item = { id: itemId, type: "message", status: "completed", role: "assistant", content: [part] };
     const at = (type: string) => events.findIndex((d) => d.startsWith(`{"type":"${type}"`));
+    const added = at("response.output_item.added");
+    expect(events.slice(added, added + 2)).toEqual([
+      JSON.stringify({ type: "response.output_item.added", output_index: 0, item: { ...item, status: "in_progress", content: [] }, sequence_number: added }),
+      JSON.stringify({ type: "response.content_part.added", item_id: itemId, output_index: 0, content_index: 0, part: { ...part, text: "" }, sequence_number: added + 1 }),
+    ]);
     const done = at("response.output_text.done");
     expect(events.slice(done, done + 3)).toEqual([
       JSON.stringify({ type: "response.output_text.done", item_id: itemId, output_index: 0, content_index: 0, text, logprobs: [], sequence_number: done }),
