@@ -233,7 +233,14 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
   });
   // The routers are not needed by the first requests; they are built once those have had their turn.
   // Then the JIT gets its normal tier-up thresholds back (the binary starts with them raised: build.ts).
-  setTimeout(() => (apps.warm(), Bun.unsafe.setJITPolicy(1)), WARM_DELAY_MS).unref();
+  // The policy is restored whatever warming does: a binary left with raised thresholds stays slow for good.
+  setTimeout(() => {
+    try {
+      apps.warm();
+    } finally {
+      Bun.unsafe.setJITPolicy(1);
+    }
+  }, WARM_DELAY_MS).unref();
   return shutdown.exit;
 }
 

@@ -67,10 +67,6 @@ interface WindowCheck {
   readonly group: string;
   readonly limit: WindowLimit;
   readonly bucket: Bucket;
-  /** The limit's caps, copied in when the plan is built: admission reads them here, not through the limit. */
-  readonly budgetMicros: number | null;
-  readonly requests: number | null;
-  readonly tokens: number | null;
 }
 interface ConcurrencyCheck {
   readonly group: string;
@@ -183,8 +179,9 @@ export class LimitEngine {
     const now = this.now();
     for (const bucket of plan.buckets) bucket.roll(now);
     // Budget first: an exhausted budget outlasts any rate window, so it is the answer worth giving.
-    for (const { group: owner, limit, bucket, budgetMicros: cap } of plan.checks) {
-      if (cap === null) continue;
+    for (const { group: owner, limit, bucket } of plan.checks) {
+      if (limit.budget_cents == null) continue;
+      const cap = limit.budget_cents * 1_000_000;
       if (bucket.spendMicros >= cap) {
         return { ok: false, error: irError("insufficient_quota", `Group ${owner} has used its ${limit.window} budget of ${limit.budget_cents} cents${poolNote(limit)}.`, { code: "insufficient_quota" }) };
       }
@@ -192,10 +189,10 @@ export class LimitEngine {
         return { ok: false, error: irError("rate_limit", `Group ${owner}'s ${limit.window} budget of ${limit.budget_cents} cents${poolNote(limit)} is held by requests in flight; retry after 1 s.`, { retryAfterSecs: 1 }) };
       }
     }
-    for (const { group: owner, limit, bucket, requests, tokens } of plan.checks) {
-      if (requests !== null && bucket.requests >= requests) return { ok: false, error: windowRefusal(owner, limit, `${limit.requests} requests`, now) };
-      if (tokens !== null && bucket.tokens + bucket.reservedTokens >= tokens) {
-        if (bucket.tokens >= tokens) return { ok: false, error: windowRefusal(owner, limit, `${limit.tokens} tokens`, now) };
+    for (const { group: owner, limit, bucket } of plan.checks) {
+      if (limit.requests != null && bucket.requests >= limit.requests) return { ok: false, error: windowRefusal(owner, limit, `${limit.requests} requests`, now) };
+      if (limit.tokens != null && bucket.tokens + bucket.reservedTokens >= limit.tokens) {
+        if (bucket.tokens >= limit.tokens) return { ok: false, error: windowRefusal(owner, limit, `${limit.tokens} tokens`, now) };
         return { ok: false, error: irError("rate_limit", `Group ${owner}'s ${limit.tokens} tokens per ${limit.window}${poolNote(limit)} are held by requests in flight; retry after 1 s.`, { retryAfterSecs: 1 }) };
       }
     }
@@ -283,7 +280,7 @@ export class LimitEngine {
     for (const node of chain) {
       for (const limit of node.limits) {
         if (limit.pool != null && limit.pool !== pool) continue;
-        if (isWindowLimit(limit)) checks.push(windowCheck(node.name, limit, this.bucket(node.name, limit.window, limit.pool ?? null)));
+        if (isWindowLimit(limit)) checks.push({ group: node.name, limit, bucket: this.bucket(node.name, limit.window, limit.pool ?? null) });
         else caps.push({ group: node.name, cap: limit.concurrent, counter: this.counter(node.name, limit.pool ?? null) });
       }
     }
@@ -294,7 +291,9 @@ export class LimitEngine {
 
   /** Every windowed cap up the chain whatever its pool (views, not admission). */
   private allChecks(group: string): WindowCheck[] {
-    return this.chain(group).flatMap((node) => node.limits.filter(isWindowLimit).map((limit) => windowCheck(node.name, limit, this.bucket(node.name, limit.window, limit.pool ?? null))));
+    return this.chain(group).flatMap((node) =>
+      node.limits.filter(isWindowLimit).map((limit) => ({ group: node.name, limit, bucket: this.bucket(node.name, limit.window, limit.pool ?? null) })),
+    );
   }
 
   /** The group and its ancestors, nearest first; a parent cycle (config checks refuse one) stops the walk. */
@@ -323,15 +322,6 @@ export class LimitEngine {
     return counter;
   }
 }
-
-const windowCheck = (group: string, limit: WindowLimit, bucket: Bucket): WindowCheck => ({
-  group,
-  limit,
-  bucket,
-  budgetMicros: limit.budget_cents == null ? null : limit.budget_cents * 1_000_000,
-  requests: limit.requests ?? null,
-  tokens: limit.tokens ?? null,
-});
 
 const counterKey = (group: string, pool: string | null) => `${group}\u0000${pool ?? ""}`;
 const poolNote = (limit: { pool?: string | null }) => (limit.pool != null ? ` in pool ${limit.pool}` : "");
