@@ -79,6 +79,10 @@ const encoder = new TextEncoder();
 /** One SSE event as text. `data` is written as is: callers pass single-line JSON. */
 export const sseText = (data: string, event?: string): string => (event ? `event: ${event}\ndata: ${data}\n\n` : `data: ${data}\n\n`);
 
+/** An SSE event's text before its data, and after it: `sseText(data, event)` is `sseHead(event) + data + SSE_END`. */
+export const sseHead = (event?: string): string => (event ? `event: ${event}\ndata: ` : "data: ");
+export const SSE_END = "\n\n";
+
 /** One SSE event as bytes. */
 export function sseEvent(data: string, event?: string): Uint8Array {
   return encoder.encode(sseText(data, event));

@@ -8,7 +8,7 @@
 // only its own parts are held, until the open block ends. All per-stream state lives in the closures.
 import { estimateTokens, requestTextSize } from "../../ir/estimate.ts";
 import { inputTotal, irError, mergeUsage, ZERO_USAGE, type IrError, type IrFinishReason, type IrRequest, type IrStreamPart, type IrUsage } from "../../ir/index.ts";
-import { sseParser, sseText, type SseEvent } from "../../transport/sse.ts";
+import { SSE_END, sseHead, sseParser, sseText, type SseEvent } from "../../transport/sse.ts";
 import { writerTransform } from "../stream-writer.ts";
 import type { StreamParser, StreamWriter, WarningSink, WireChunk } from "../types.ts";
 import { decodeStreamError, errorBody } from "./errors.ts";
@@ -31,7 +31,7 @@ import {
   type WireUsage,
 } from "./schema.ts";
 import { blockSequence, type BlockPart } from "../block-sequence.ts";
-import { jsonString } from "../json-text.ts";
+import { aroundText, textAround, type TextAround } from "../json-text.ts";
 
 // ---- decoder (upstream -> IR) --------------------------------------------------------------------
 
@@ -163,17 +163,18 @@ export function createStreamEncoder(request: IrRequest, warn: WarningSink): Tran
 }
 
 export function createStreamWriter(request: IrRequest, warn: WarningSink, emit: (chunk: WireChunk) => void): StreamWriter {
-  return messageWriter(request, warn, (event, json) => emit(sseText(json, event)));
+  return messageWriter(request, warn, emit);
 }
 
 /** The state of one client stream: the message head, usage so far, the open block and the waiting ones. */
-function messageWriter(request: IrRequest, warn: WarningSink, emitJson: EmitJson) {
+function messageWriter(request: IrRequest, warn: WarningSink, emitText: (text: string) => void) {
+  const emitJson: EmitJson = (event, json) => emitText(sseText(json, event));
   let head: { id: string; model: string } | undefined;
   let usage: IrUsage = ZERO_USAGE;
   let announced: IrUsage | undefined;
   let ended = false;
   const emit: Emit = (event, data) => emitJson(event, JSON.stringify(data));
-  const blocks = blockWriter(emitJson, warn);
+  const blocks = blockWriter(emitJson, emitText, warn);
 
   /**
    * message_start waits for the first block (or the end) so it carries the usage known by then. Anthropic
@@ -237,14 +238,14 @@ function messageWriter(request: IrRequest, warn: WarningSink, emitJson: EmitJson
  * Content blocks onto the wire, one open at a time, with wire indices allocated in opening order. A
  * block that starts while another is open waits with its own parts (only those) until the open one ends.
  */
-function blockWriter(emitJson: EmitJson, warn: WarningSink) {
+function blockWriter(emitJson: EmitJson, emitText: (text: string) => void, warn: WarningSink) {
   const emit: Emit = (event, data) => emitJson(event, JSON.stringify(data));
   let nextIndex = 0;
   /**
    * `index` is unset while a thinking block after the answer's content waits to see whether it has text.
-   * `textHead`: a text delta's event up to its text, the same for every delta of the block (textDelta).
+   * `textAround`: a text delta's event around its text, the same for every delta of the block (textDelta).
    */
-  let open: { id: string; index?: number; redacted: boolean; block: object; textHead?: string } | undefined;
+  let open: { id: string; index?: number; redacted: boolean; block: object; textAround?: TextAround } | undefined;
   /** A text or tool block went out: thinking after it is shown only if it has text (trailingSignature). */
   let afterContent = false;
   /** A bare signature after content, shown only if a tool call follows (Gemini signs the call's step). */
@@ -267,8 +268,8 @@ function blockWriter(emitJson: EmitJson, warn: WarningSink) {
   function textDelta(text: string): void {
     start();
     if (!open) return;
-    open.textHead ??= `{"type":"content_block_delta","index":${open.index},"delta":{"type":"text_delta","text":`;
-    emitJson("content_block_delta", `${open.textHead}${jsonString(text)}}}`);
+    open.textAround ??= textAround(`${sseHead("content_block_delta")}{"type":"content_block_delta","index":${open.index},"delta":{"type":"text_delta","text":`, `}}${SSE_END}`);
+    emitText(aroundText(open.textAround, text));
   }
   function closeBlock(): void {
     if (open?.index !== undefined) emit("content_block_stop", { type: "content_block_stop", index: open.index });

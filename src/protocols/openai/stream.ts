@@ -5,13 +5,13 @@
 // parts -> SSE bytes, each part written the moment it arrives. All per-stream state lives in the closure
 // of the create* call; nothing holds more than the current chunk and a few counters.
 import { irError, mergeUsage, ZERO_USAGE, type IrFinishReason, type IrRequest, type IrStreamPart, type IrUsage } from "../../ir/index.ts";
-import { sseParser, sseText } from "../../transport/sse.ts";
+import { SSE_END, sseHead, sseParser, sseText } from "../../transport/sse.ts";
 import { writerTransform } from "../stream-writer.ts";
 import type { StreamParser, StreamWriter, WarningSink, WireChunk } from "../types.ts";
 import { decodeStreamError, finishFromWire, finishToWire, warnFinishLoss, wireError } from "./errors.ts";
 import { usageFromWire, usageToWire } from "./response.ts";
 import { check, type LenientMessage } from "./schema.ts";
-import { jsonString } from "../json-text.ts";
+import { aroundText, textAround, type TextAround } from "../json-text.ts";
 
 // ---- decoder (upstream -> IR) ----
 
@@ -152,10 +152,13 @@ export function createStreamWriter(request: IrRequest, warn: WarningSink, emit: 
    * are the same in every delta of the stream, so they are serialised once (the bytes are what `chunk`
    * writes: the same members in the same order).
    */
-  let textAround: readonly [string, string] | undefined;
+  let around: TextAround | undefined;
   const textChunk = (delta: string) => {
-    textAround ??= [`${JSON.stringify({ ...head, choices: [{ index: 0, delta: { content: "" } }] }).slice(0, -6)}`, `},"logprobs":null,"finish_reason":null}]${includeUsage ? ',"usage":null' : ""}}`];
-    return sseText(`${textAround[0]}${jsonString(delta)}${textAround[1]}`);
+    around ??= textAround(
+      `${sseHead()}${JSON.stringify({ ...head, choices: [{ index: 0, delta: { content: "" } }] }).slice(0, -6)}`,
+      `},"logprobs":null,"finish_reason":null}]${includeUsage ? ',"usage":null' : ""}}${SSE_END}`,
+    );
+    return aroundText(around, delta);
   };
 
   /** The role chunk, written once; parts that come before a `start` (they should not) get one anyway. */

@@ -10,13 +10,13 @@
 // event names its output_index), so IR blocks map onto items one to one, except that consecutive text
 // blocks share one message item. All per-stream state lives in the closures.
 import { irError, mergeUsage, ZERO_USAGE, type IrError, type IrFinishReason, type IrRequest, type IrStreamPart, type IrUsage } from "../../ir/index.ts";
-import { sseParser, sseText, type SseEvent } from "../../transport/sse.ts";
+import { SSE_END, sseHead, sseParser, sseText, type SseEvent } from "../../transport/sse.ts";
 import { writerTransform } from "../stream-writer.ts";
 import type { StreamParser, StreamWriter, WarningSink, WireChunk } from "../types.ts";
 import { decodeFailure, failureOf } from "./errors.ts";
 import { finishFromWire, functionCallItem, itemId, messageItemJson, outputTextJson, reasoningItem, reasoningText, responseObject, statusFromFinish, usageFromWire, usageToWire, warnReasoningLoss } from "./response.ts";
 import { check, type OutputItem, type StreamEvent } from "./schema.ts";
-import { jsonString } from "../json-text.ts";
+import { aroundText, jsonString, textAround, type TextAround } from "../json-text.ts";
 
 // ---- decoder (upstream -> IR) ----
 
@@ -197,8 +197,7 @@ type Item =
   | { kind: "function_call"; id: string; index: number; callId: string; name: string; args: string; closed: boolean }
   | { kind: "reasoning"; id: string; index: number; text: string; partOpen: boolean; closed: boolean };
 /** A delta event's JSON before the delta, after it up to the sequence number, and its type (deltaTemplate). */
-type DeltaTemplate = readonly [string, string, string];
-type Placed = { item: Item; contentIndex: number; template?: DeltaTemplate };
+type Placed = { item: Item; contentIndex: number; template?: TextAround };
 
 /**
  * Markers for the members of a stream's response object that change from event to event (responseText):
@@ -264,8 +263,8 @@ export function createStreamWriter(request: IrRequest, warn: WarningSink, emitTe
    * A delta event as text around the delta's own JSON: its other members are the same for every delta of
    * one item, so they are serialised once per item (the bytes are what `emit` writes: same members, same order).
    */
-  const deltaTemplate = (type: string, where: Record<string, unknown>, after: string): DeltaTemplate => [`${JSON.stringify({ type, ...where, delta: "" }).slice(0, -3)}`, `${after},"sequence_number":`, type];
-  const emitDelta = ([before, after, type]: DeltaTemplate, delta: string) => emitText(sseText(`${before}${jsonString(delta)}${after}${sequence++}}`, type));
+  const deltaTemplate = (type: string, where: Record<string, unknown>, after: string): TextAround => textAround(`${sseHead(type)}${JSON.stringify({ type, ...where, delta: "" }).slice(0, -3)}`, `${after},"sequence_number":`);
+  const emitDelta = (around: TextAround, delta: string) => emitText(`${aroundText(around, delta)}${sequence++}}${SSE_END}`);
   /**
    * The response object a stream event carries, as JSON text. What it echoes of the request (instructions,
    * tools, sampling, text format: a coding agent's tools run to tens of KB) is the same in every event of

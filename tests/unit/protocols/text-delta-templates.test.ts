@@ -79,3 +79,23 @@ describe("a text delta's event is what JSON.stringify writes for it, whatever th
     expect(events[at("response.completed")]).toContain(`"output":${JSON.stringify([item])},`);
   });
 });
+
+describe("the fixed text around each delta keeps the SSE framing", () => {
+  // Each event is `event: <its type>\ndata: <one line of JSON>` (OpenAI: the data line alone), events apart by
+  // one blank line: a delta's event whose framing sits in its fixed text must be framed as every other.
+  const framed = (text: string, named: boolean) => {
+    expect(text.endsWith("\n\n")).toBe(true);
+    for (const event of text.slice(0, -2).split("\n\n")) {
+      const lines = event.split("\n");
+      const data = lines.at(-1)!;
+      expect(data.startsWith("data: ")).toBe(true);
+      const json = data.slice(6);
+      if (json === "[DONE]") continue;
+      const parsed = JSON.parse(json) as { type?: string };
+      expect(lines).toEqual(named ? [`event: ${parsed.type}`, data] : [data]);
+    }
+  };
+  test("OpenAI", () => framed(written(openai.createStreamWriter), false));
+  test("Anthropic", () => framed(written(anthropic.createStreamWriter), true));
+  test("Responses", () => framed(written(responses.createStreamWriter), true));
+});
