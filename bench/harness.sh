@@ -5,6 +5,8 @@
 #   COMPARE_STREAM=1        stream (with stream_options.include_usage unless COMPARE_USAGE_MEMBER= is set empty)
 #   COMPARE_MODEL=claude    the Anthropic lane (translated) instead of the OpenAI one (`gpt`)
 #   COMPARE_INGRESS=responses  the Responses API's body on /v1/responses instead of OpenAI chat's
+#   COMPARE_INGRESS=gemini     Gemini's body on /v1beta/models/{COMPARE_MODEL, default gemini}:generateContent
+#                              (with COMPARE_STREAM, :streamGenerateContent?alt=sse), its key as x-goog-api-key
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export PATH="$ROOT/node_modules/.bin:$PATH"
@@ -40,9 +42,11 @@ store: {module: sqlite, settings: {path: $WORK/gw$i.db}}
 providers:
   up-openai: {protocol: openai, base_url: "http://127.0.0.1:$UP_PORT/v1", api_key: bench-key}
   up-anthropic: {protocol: anthropic, base_url: "http://127.0.0.1:$UP_PORT", api_key: bench-key}
+  up-gemini: {protocol: gemini, base_url: "http://127.0.0.1:$UP_PORT", api_key: bench-key}
 models:
   gpt: {provider: up-openai, model: gpt-4o-mini}
   claude: {provider: up-anthropic, model: claude-haiku-4-5}
+  gemini: {provider: up-gemini, model: gemini-2.5-flash}
 YAML
   local governed=0
   [ "$bin" != "$arg" ] && governed=1
@@ -67,6 +71,10 @@ harness_request() {
     # The Responses API's body (bench/dataplane.ts's), on /v1/responses: usage is always in its stream.
     URLPATH=/v1/responses
     body="{\"model\":\"${COMPARE_MODEL:-gpt}\",\"instructions\":\"$system\",\"input\":[{\"role\":\"user\",\"content\":\"$user\"}],\"temperature\":0.2,\"max_output_tokens\":256$([ -n "${COMPARE_STREAM:-}" ] && echo ',"stream":true')}"
+  elif [ "${COMPARE_INGRESS:-openai}" = gemini ]; then
+    # bench/dataplane.ts's Gemini body: the model and streaming are in the path.
+    URLPATH=/v1beta/models/${COMPARE_MODEL:-gemini}:$([ -n "${COMPARE_STREAM:-}" ] && echo 'streamGenerateContent?alt=sse' || echo generateContent)
+    body="{\"systemInstruction\":{\"parts\":[{\"text\":\"$system\"}]},\"contents\":[{\"role\":\"user\",\"parts\":[{\"text\":\"$user\"}]}],\"generationConfig\":{\"temperature\":0.2,\"maxOutputTokens\":256}}"
   else
     URLPATH=/v1/chat/completions
     body="{\"model\":\"${COMPARE_MODEL:-gpt}\",\"messages\":[{\"role\":\"system\",\"content\":\"$system\"},{\"role\":\"user\",\"content\":\"$user\"}],\"temperature\":0.2,\"max_tokens\":256${stream_member}}"
@@ -74,7 +82,7 @@ harness_request() {
   cat > "$WORK/post.lua" <<LUA
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
-wrk.headers["Authorization"] = "Bearer " .. (os.getenv("COMPARE_TOKEN") or "bench-key")
+wrk.headers["$([ "${COMPARE_INGRESS:-openai}" = gemini ] && echo x-goog-api-key || echo Authorization)"] = "$([ "${COMPARE_INGRESS:-openai}" = gemini ] || echo "Bearer ")" .. (os.getenv("COMPARE_TOKEN") or "bench-key")
 wrk.body = '$body'
 LUA
 }
