@@ -13,6 +13,8 @@ import { GEMINI_NAMES } from "../tool-names.ts";
 function clientCredential(request: Request): string | undefined {
   const header = request.headers.get("x-goog-api-key")?.trim();
   if (header) return header;
+  // No query, no `?key=`: the URL is parsed only when there is one to read.
+  if (!request.url.includes("?")) return undefined;
   const key = new URL(request.url).searchParams.get("key")?.trim();
   return key ? key : undefined;
 }

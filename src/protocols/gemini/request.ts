@@ -27,10 +27,16 @@ import {
   type Json,
 } from "./schema.ts";
 
+/** What encodeURIComponent writes unchanged. */
+const UNRESERVED = /^[A-Za-z0-9\-_.!~*'()]*$/;
+
 /** The path of a call (the provider's base_url has no version segment). A `models/` prefix is the SDK's long form of the same name. */
+
 export function generatePath(model: string, stream: boolean, sse = true): string {
   // One path segment whatever the name holds (a direct route puts a caller's text here).
-  const name = encodeURIComponent(model.startsWith("models/") ? model.slice("models/".length) : model);
+  const bare = model.startsWith("models/") ? model.slice("models/".length) : model;
+  // A name of characters encodeURIComponent leaves as they are (the usual one) is not re-encoded per request.
+  const name = UNRESERVED.test(bare) ? bare : encodeURIComponent(bare);
   if (!stream) return `/v1beta/models/${name}:generateContent`;
   return `/v1beta/models/${name}:streamGenerateContent${sse ? "?alt=sse" : ""}`;
 }

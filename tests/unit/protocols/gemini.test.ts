@@ -1166,6 +1166,20 @@ describe("adapter", () => {
     expect(gemini.clientCredential(request(`${url}?alt=sse&key=k-b`, { "x-goog-api-key": "k-a" }))).toBe("k-a");
     expect(gemini.clientCredential(request(url, { authorization: "Bearer tok" }))).toBeUndefined();
     expect(gemini.clientCredential(request(`${url}?key=`))).toBeUndefined();
+    // A percent-encoded parameter name is still the key parameter.
+    expect(gemini.clientCredential(request(`${url}?%6Bey=k-c`))).toBe("k-c");
+  });
+
+  test("a model name is one path segment, encoded as encodeURIComponent writes it (a direct route puts a caller's text there)", () => {
+    expect(gemini.upstreamPath("models/gemini-2.5-flash", false)).toBe("/v1beta/models/gemini-2.5-flash:generateContent");
+    expect(gemini.upstreamPath("a/b c?d#e%f:g", false)).toBe("/v1beta/models/a%2Fb%20c%3Fd%23e%25f%3Ag:generateContent");
+    expect(gemini.upstreamPath("tuned-model_1.2!~*'()", true)).toBe("/v1beta/models/tuned-model_1.2!~*'():streamGenerateContent?alt=sse");
+    // Every character of the Basic Multilingual Plane, alone and inside a name: the segment is encodeURIComponent's.
+    for (let c = 0; c < 0x10000; c++) {
+      if (c >= 0xd800 && c <= 0xdfff) continue;
+      const name = `m${String.fromCharCode(c)}1`;
+      expect(gemini.upstreamPath(name, false)).toBe(`/v1beta/models/${encodeURIComponent(name)}:generateContent`);
+    }
   });
 
   test("egress headers, paths, and a body that is never rewritten (the model is in the path)", () => {
