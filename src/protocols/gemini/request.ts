@@ -31,7 +31,6 @@ import {
 const UNRESERVED = /^[A-Za-z0-9\-_.!~*'()]*$/;
 
 /** The path of a call (the provider's base_url has no version segment). A `models/` prefix is the SDK's long form of the same name. */
-
 export function generatePath(model: string, stream: boolean, sse = true): string {
   // One path segment whatever the name holds (a direct route puts a caller's text here).
   const bare = model.startsWith("models/") ? model.slice("models/".length) : model;
