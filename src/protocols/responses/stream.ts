@@ -196,7 +196,7 @@ type Item =
   | { kind: "message"; id: string; index: number; texts: string[]; textJson: string[]; openParts: number; closed: boolean }
   | { kind: "function_call"; id: string; index: number; callId: string; name: string; args: string; closed: boolean }
   | { kind: "reasoning"; id: string; index: number; text: string; partOpen: boolean; closed: boolean };
-/** A delta event's JSON before the delta, after it up to the sequence number, and its type (deltaTemplate). */
+/** Where an IR block went: its item, its content index, and its delta events' fixed text (deltaTemplate), made on the first delta. */
 type Placed = { item: Item; contentIndex: number; template?: TextAround };
 
 /**
