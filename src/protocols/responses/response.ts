@@ -173,24 +173,55 @@ export function responseObject(envelope: Envelope, request?: IrRequest): Json {
     status: envelope.status,
     error: envelope.error ?? null,
     incomplete_details: envelope.incompleteDetails ?? null,
-    instructions: request && request.system.length > 0 ? instructionsOf(request) : null,
-    max_output_tokens: echo.max_output_tokens ?? null,
+    ...echoBeforeModel(request, echo),
     model: envelope.model,
     output: envelope.output,
-    parallel_tool_calls: echo.parallel_tool_calls ?? true,
-    previous_response_id: null,
-    reasoning: { effort: (echo.reasoning as { effort?: string } | undefined)?.effort ?? null, summary: null },
-    store: false,
-    temperature: echo.temperature ?? null,
-    text: echo.text ?? { format: { type: "text" } },
-    tool_choice: echo.tool_choice ?? "auto",
-    tools: echo.tools ?? [],
-    top_p: echo.top_p ?? null,
-    truncation: "disabled",
+    ...echoAfterOutput(echo),
     usage: envelope.usage ? usageToWire(envelope.usage) : null,
     user: null,
     metadata: {},
   };
+}
+
+/** The echoed members between incomplete_details and model, in the object's order. */
+const echoBeforeModel = (request: IrRequest | undefined, echo: Json) => ({
+  instructions: request && request.system.length > 0 ? instructionsOf(request) : null,
+  max_output_tokens: echo.max_output_tokens ?? null,
+});
+
+/** The echoed members between output and usage, in the object's order. */
+const echoAfterOutput = (echo: Json) => ({
+  parallel_tool_calls: echo.parallel_tool_calls ?? true,
+  previous_response_id: null,
+  reasoning: { effort: (echo.reasoning as { effort?: string } | undefined)?.effort ?? null, summary: null },
+  store: false,
+  temperature: echo.temperature ?? null,
+  text: echo.text ?? { format: { type: "text" } },
+  tool_choice: echo.tool_choice ?? "auto",
+  tools: echo.tools ?? [],
+  top_p: echo.top_p ?? null,
+  truncation: "disabled",
+});
+
+/** An object's members as JSON text, without its braces. */
+const membersJson = (members: object) => JSON.stringify(members).slice(1, -1);
+
+/**
+ * JSON.stringify(responseObject(...)) of a stream, as the text around the members that change from event
+ * to event: status, error, incomplete_details, output and usage (six pieces around five values, same bytes).
+ * Everything else, the request's echo most (a coding agent's tools run to tens of KB), is the same in every
+ * event of the stream, so a stream serialises it once, member by member.
+ */
+export function responseFrame(head: { id: string; model: string; created: number }, request: IrRequest): readonly string[] {
+  const echo = settings(request, () => {});
+  return [
+    `{"id":${jsonString(head.id)},"object":"response","created_at":${JSON.stringify(head.created)},"status":`,
+    ',"error":',
+    ',"incomplete_details":',
+    `,${membersJson(echoBeforeModel(request, echo))},"model":${jsonString(head.model)},"output":`,
+    `,${membersJson(echoAfterOutput(echo))},"usage":`,
+    ',"user":null,"metadata":{}}',
+  ];
 }
 
 const malformed = () => irError("api_error", "upstream answered with something that is not a response object", { status: 502, failure: "transient" });

@@ -14,7 +14,7 @@ import { SSE_END, sseHead, sseParser, sseText, type SseEvent } from "../../trans
 import { writerTransform } from "../stream-writer.ts";
 import type { StreamParser, StreamWriter, WarningSink, WireChunk } from "../types.ts";
 import { decodeFailure, failureOf } from "./errors.ts";
-import { finishFromWire, functionCallItem, itemId, messageItemJson, outputTextJson, reasoningItem, reasoningText, responseObject, statusFromFinish, usageFromWire, usageToWire, warnReasoningLoss } from "./response.ts";
+import { finishFromWire, functionCallItem, itemId, messageItemJson, outputTextJson, reasoningItem, reasoningText, responseFrame, statusFromFinish, usageFromWire, usageToWire, warnReasoningLoss } from "./response.ts";
 import { check, type OutputItem, type StreamEvent } from "./schema.ts";
 import { aroundText, jsonString, textAround, type TextAround } from "../json-text.ts";
 
@@ -199,42 +199,8 @@ type Item =
 /** Where an IR block went: its item, its content index, and its delta events' fixed text (deltaTemplate), made on the first delta. */
 type Placed = { item: Item; contentIndex: number; template?: TextAround };
 
-/**
- * Markers for the members of a stream's response object that change from event to event (responseText):
- * random per process and never written out, so no echoed request text can hold one.
- */
-const MARK = `\u0000${crypto.randomUUID()}`;
-const MARKS = [0, 1, 2, 3, 4].map((i) => `${MARK}${i}`);
 const EMPTY_OUTPUT_TEXT = outputTextJson('""');
 const json = (value: object | null | undefined) => (value == null ? "null" : JSON.stringify(value));
-
-/** A marker's common text as JSON writes it inside its quotes (the control character escaped): `"` + this + digit + `"`. */
-const MARK_JSON = JSON.stringify(MARK).slice(1, -1);
-
-/**
- * The serialised response object cut at its markers: the text around the five changing members. One pass
- * over the text: the markers' common part is searched from each one found on, and each must be the next
- * marker whole; a sixth is looked for too. Searching each marker's own text from the start, and past it
- * for a second, went over the text ten times (~1 KB of echoed request) on every stream.
- */
-function responseFrame(response: Record<string, unknown>): readonly string[] {
-  // usageToWire takes no marker: the member is set over (an existing key keeps its place in the order).
-  response.usage = MARKS[4];
-  const text = JSON.stringify(response);
-  const parts: string[] = [];
-  let from = 0;
-  let at = text.indexOf(MARK_JSON);
-  for (let i = 0; i < MARKS.length; i++, at = text.indexOf(MARK_JSON, from)) {
-    const end = at + MARK_JSON.length;
-    // Not found, out of order, or found twice, cannot be (the markers are the process's own): a programming error, said loudly.
-    if (at < 1 || text[at - 1] !== '"' || text.charCodeAt(end) !== 0x30 + i || text[end + 1] !== '"') throw new Error("response frame: a marker not found exactly once, in order");
-    parts.push(text.slice(from, at - 1));
-    from = end + 2;
-  }
-  if (at !== -1) throw new Error("response frame: a marker not found exactly once, in order");
-  parts.push(text.slice(from));
-  return parts;
-}
 
 /**
  * The state of one client stream: the response head, every output item by output_index (with what it
@@ -266,15 +232,13 @@ export function createStreamWriter(request: IrRequest, warn: WarningSink, emitTe
   const deltaTemplate = (type: string, where: Record<string, unknown>, after: string): TextAround => textAround(`${sseHead(type)}${JSON.stringify({ type, ...where, delta: "" }).slice(0, -3)}`, `${after},"sequence_number":`);
   const emitDelta = (around: TextAround, delta: string) => emitText(`${aroundText(around, delta)}${sequence++}}${SSE_END}`);
   /**
-   * The response object a stream event carries, as JSON text. What it echoes of the request (instructions,
-   * tools, sampling, text format: a coding agent's tools run to tens of KB) is the same in every event of
-   * the stream, so the object is serialised once, the first time, with markers where the members that
-   * change go (status, error, incomplete_details, output, usage); later events write those members into
-   * that text (same members, same order, same bytes as JSON.stringify of the whole object).
+   * The response object a stream event carries, as JSON text: its fixed members serialised once, the first
+   * time (responseFrame), and the members that change written between them (the same bytes as
+   * JSON.stringify of the whole object).
    */
   let frame: readonly string[] | undefined;
   const responseText = (status: string, extra: { usage?: IrUsage; incompleteDetails?: { reason: string } | null; error?: { code: string; message: string } } = {}) => {
-    frame ??= responseFrame(responseObject({ id: head?.id ?? "", model: head?.model ?? request.model, created: head?.created ?? 0, status: MARKS[0]!, error: MARKS[1] as never, incompleteDetails: MARKS[2] as never, output: MARKS[3] as never, usage: null }, request) as Record<string, unknown>);
+    frame ??= responseFrame({ id: head?.id ?? "", model: head?.model ?? request.model, created: head?.created ?? 0 }, request);
     const output = `[${finalItems.filter((i) => i !== undefined).join(",")}]`;
     // Most members are null until the last event: written as such, not each through JSON.stringify.
     const changing = [jsonString(status), json(extra.error), json(extra.incompleteDetails), output, extra.usage ? JSON.stringify(usageToWire(extra.usage)) : "null"];

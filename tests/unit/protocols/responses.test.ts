@@ -8,6 +8,7 @@ import OpenAI, { AuthenticationError, BadRequestError, InternalServerError, NotF
 import { irError, type IrError, type IrRequest, type IrResponse, type IrStreamPart } from "../../../src/ir/index.ts";
 import { responses } from "../../../src/protocols/responses/index.ts";
 import { decodeError, encodeError, failureOf } from "../../../src/protocols/responses/errors.ts";
+import { responseObject } from "../../../src/protocols/responses/response.ts";
 import { sseDecoder, SSE_HEADERS } from "../../../src/transport/sse.ts";
 import { bytesOf, pieces, readAll, streamOf } from "../../support/streams.ts";
 import { parserTransform } from "../../../src/transport/push-parser.ts";
@@ -540,6 +541,34 @@ describe("stream encoder", () => {
     const request = ir({ stream: true, system: [{ type: "text", text: "Be brief." }], tools: [{ name: "f", parameters: { type: "object" } }], toolChoice: { type: "required" }, sampling: { temperature: 0.2, maxTokens: 100 } });
     const events = await encodeParts([head, stop], [], request);
     expect(events[0]?.data.response).toMatchObject({ id: "msg_01ABC", model: "claude-sonnet-4-5", created_at: 1_700_000_000, status: "in_progress", instructions: "Be brief.", temperature: 0.2, max_output_tokens: 100, tool_choice: "required", tools: [{ type: "function", name: "f", parameters: { type: "object" }, strict: false }] });
+  });
+
+  test("every lifecycle event's response is, byte for byte, JSON.stringify of the response object (the stream serialises its fixed members once)", () => {
+    const tricky = 'q"\\ \u0001 \u2028 \ud800 😀 </script>';
+    const requests: IrRequest[] = [
+      BASE_REQUEST,
+      ir({ stream: true, system: [{ type: "text", text: tricky }], tools: [{ name: "f", description: tricky, parameters: { type: "object", properties: { [tricky]: { type: "string" } } } }], toolChoice: { type: "tool", name: "f" }, parallelToolCalls: false, sampling: { temperature: 0, topP: 0.5, maxTokens: 7 }, responseFormat: { type: "json_schema", name: "s", schema: { type: "object" } }, reasoning: { effort: "high" } }),
+    ];
+    const finishes: IrStreamPart[] = [{ type: "finish", finishReason: { unified: "stop" } }, { type: "finish", finishReason: { unified: "length" } }, { type: "error", error: irError("rate_limit", tricky, { status: 429 }) }];
+    for (const request of requests) {
+      for (const last of finishes) {
+        let text = "";
+        const writer = responses.createStreamWriter(request, () => {}, (chunk) => (text += typeof chunk === "string" ? chunk : new TextDecoder().decode(chunk)));
+        const parts: IrStreamPart[] = [{ ...head, id: `resp_${tricky}`, model: tricky }, { type: "usage", usage: { inputNoCache: 3 } }, { type: "text-start", id: "t" }, { type: "text-delta", id: "t", delta: tricky }, { type: "text-end", id: "t" }, last];
+        for (const part of parts) writer.accept(part);
+        writer.end();
+        const lines = text.split("\n").filter((line) => line.startsWith('data: {"type":"response.') && line.includes('"response":{'));
+        expect(lines.length).toBe(3);
+        for (const line of lines.map((l) => l.slice(6))) {
+          const event = JSON.parse(line) as { type: string; response: Record<string, unknown>; sequence_number: number };
+          const wire = event.response;
+          const object = responseObject({ id: `resp_${tricky}`, model: tricky, created: head.type === "start" ? head.created : 0, status: "", output: [], usage: null }, request) as Record<string, unknown>;
+          // The members that change are taken from the event; every other member, and the order of all, from responseObject.
+          const expected = { ...object, status: wire.status, error: wire.error, incomplete_details: wire.incomplete_details, output: wire.output, usage: wire.usage };
+          expect(line).toBe(JSON.stringify({ type: event.type, response: expected, sequence_number: event.sequence_number }));
+        }
+      }
+    }
   });
 });
 
