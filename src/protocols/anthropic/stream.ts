@@ -57,7 +57,7 @@ const NOT_PLAIN = /["\\\u0000-\u001f]/;
  * schema check give. Most of a stream's events are these, and parsing each cost more than the rest of
  * decoding it. Any other layout, or a text with an escape, goes the general way (undefined).
  */
-export function plainTextDelta(data: string): { index: number; delta: { type: "text_delta"; text: string } } | undefined {
+export function plainTextDelta(data: string): { index: number; text: string } | undefined {
   if (!data.startsWith(TEXT_DELTA_HEAD) || !data.endsWith(TEXT_DELTA_TAIL)) return undefined;
   const mid = data.indexOf(TEXT_DELTA_MID, TEXT_DELTA_HEAD.length);
   const from = mid + TEXT_DELTA_MID.length;
@@ -67,14 +67,15 @@ export function plainTextDelta(data: string): { index: number; delta: { type: "t
   const index = data.slice(TEXT_DELTA_HEAD.length, mid);
   const text = data.slice(from, to);
   if (!BLOCK_INDEX.test(index) || NOT_PLAIN.test(text)) return undefined;
-  return { index: Number(index), delta: { type: "text_delta", text } };
+  return { index: Number(index), text };
 }
 
 /** The decoding state machine of one stream: the kind of each open wire block, and the held finish. */
 function eventDecoder(now: () => number) {
   let done = false;
   let finish: IrFinishReason = { unified: "other" };
-  const kinds = new Map<number, BlockKind>();
+  /** Each open wire block's kind and IR id, by index: the id is made once per block, not per delta. */
+  const blocks = new Map<number, { readonly kind: BlockKind; readonly id: string }>();
 
   const fail = (error: IrError): IrStreamPart[] => {
     done = true;
@@ -84,7 +85,7 @@ function eventDecoder(now: () => number) {
   function onEvent(event: SseEvent): IrStreamPart[] {
     if (done) return [];
     const plain = event.event === "content_block_delta" ? plainTextDelta(event.data) : undefined;
-    if (plain !== undefined) return onBlockDelta(plain.index, plain.delta);
+    if (plain !== undefined) return onTextDelta(plain.index, plain.text);
     let data: unknown;
     try {
       data = JSON.parse(event.data);
@@ -121,36 +122,43 @@ function eventDecoder(now: () => number) {
 
   function onBlockStart(index: number, block: { type: string }): IrStreamPart[] {
     const id = blockId(index);
+    const open = (kind: BlockKind) => blocks.set(index, { kind, id });
     if (matches(TextBlock, block)) {
-      kinds.set(index, "text");
+      open("text");
       return [{ type: "text-start", id }, ...(block.text === "" ? [] : [{ type: "text-delta" as const, id, delta: block.text }])];
     }
     if (matches(ThinkingBlockStart, block)) {
-      kinds.set(index, "reasoning");
+      open("reasoning");
       const parts: IrStreamPart[] = [{ type: "reasoning-start", id }];
       if (block.thinking !== "") parts.push({ type: "reasoning-delta", id, delta: block.thinking });
       if (block.signature) parts.push({ type: "reasoning-signature", id, signature: block.signature });
       return parts;
     }
     if (matches(RedactedThinkingBlock, block)) {
-      kinds.set(index, "reasoning");
+      open("reasoning");
       return [{ type: "reasoning-start", id, redactedData: block.data }];
     }
     if (matches(ToolUseBlock, block)) {
-      kinds.set(index, "tool");
+      open("tool");
       const input = Object.keys(block.input).length > 0 ? [{ type: "tool-call-delta" as const, id, argumentsDelta: JSON.stringify(block.input) }] : [];
       return [{ type: "tool-call-start", id, toolCallId: block.id, name: block.name }, ...input];
     }
     // server_tool_use, web_search_tool_result, ...: Anthropic-side blocks the IR does not carry.
-    kinds.set(index, "skip");
+    open("skip");
     return [];
   }
 
+  /** A text_delta, into whichever block is open at its index (as the wire gives it; a skipped block's are dropped). */
+  function onTextDelta(index: number, text: string): IrStreamPart[] {
+    const open = blocks.get(index);
+    return open === undefined || open.kind === "skip" ? [] : [{ type: "text-delta", id: open.id, delta: text }];
+  }
+
   function onBlockDelta(index: number, delta: { type: string }): IrStreamPart[] {
-    const kind = kinds.get(index);
-    const id = blockId(index);
-    if (kind === undefined || kind === "skip") return [];
-    if (delta.type === "text_delta" && matches(TextDelta, delta)) return [{ type: "text-delta", id, delta: delta.text }];
+    const open = blocks.get(index);
+    if (open === undefined || open.kind === "skip") return [];
+    const id = open.id;
+    if (delta.type === "text_delta" && matches(TextDelta, delta)) return onTextDelta(index, delta.text);
     if (delta.type === "input_json_delta" && matches(InputJsonDelta, delta)) return [{ type: "tool-call-delta", id, argumentsDelta: delta.partial_json }];
     if (delta.type === "thinking_delta" && matches(ThinkingDelta, delta)) return [{ type: "reasoning-delta", id, delta: delta.thinking }];
     if (delta.type === "signature_delta" && matches(SignatureDelta, delta)) return [{ type: "reasoning-signature", id, signature: delta.signature }];
@@ -158,9 +166,10 @@ function eventDecoder(now: () => number) {
   }
 
   function onBlockStop(index: number): IrStreamPart[] {
-    const kind = kinds.get(index);
-    kinds.delete(index);
-    const id = blockId(index);
+    const open = blocks.get(index);
+    blocks.delete(index);
+    if (open === undefined) return [];
+    const { kind, id } = open;
     if (kind === "text") return [{ type: "text-end", id }];
     if (kind === "reasoning") return [{ type: "reasoning-end", id }];
     if (kind === "tool") return [{ type: "tool-call-end", id }];
