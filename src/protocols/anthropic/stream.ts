@@ -54,8 +54,9 @@ const NOT_PLAIN = /["\\\u0000-\u001f]/;
 /**
  * A text delta event as Anthropic writes it (members in its order, no spaces) whose text has nothing JSON
  * reads differently from its characters: its index and text by slicing, the same values JSON.parse and the
- * schema check give. Most of a stream's events are these, and parsing each cost more than the rest of
- * decoding it. Any other layout, or a text with an escape, goes the general way (undefined).
+ * schema check give. Most of a stream's events are these; slicing costs about what JSON.parse does, and
+ * what it saves is the parsed objects and their two schema checks (docs/performance.md, fifth round). Any
+ * other layout, or a text with an escape, goes the general way (undefined).
  */
 export function plainTextDelta(data: string): { index: number; text: string } | undefined {
   if (!data.startsWith(TEXT_DELTA_HEAD) || !data.endsWith(TEXT_DELTA_TAIL)) return undefined;
@@ -70,7 +71,7 @@ export function plainTextDelta(data: string): { index: number; text: string } | 
   return { index: Number(index), text };
 }
 
-/** The decoding state machine of one stream: the kind of each open wire block, and the held finish. */
+/** The decoding state machine of one stream: the kind and IR id of each open wire block, and the held finish. */
 function eventDecoder(now: () => number) {
   let done = false;
   let finish: IrFinishReason = { unified: "other" };
