@@ -14,6 +14,7 @@ import { overlaySettings, readOverlay, stageOverlay, type OverlaySettings } from
 import { ConfigHolder, type Snapshot } from "./config/snapshot.ts";
 import { listenerAddress, startListener } from "./http/serve.ts";
 import { SqliteStore, StoreOpenError } from "./store/sqlite.ts";
+import { lockStore, type StoreLock } from "./store/lock.ts";
 import { SqliteAuditStore } from "./store/audit.ts";
 import { auditHeadPath } from "./store/audit-head.ts";
 import { markRunning, markStopped, markUnsaved, takeUnsaved } from "./store/ledger.ts";
@@ -155,13 +156,19 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
   for (const warning of snapshot.warnings) logger.warn(warning, { source });
   const storePath = storePathOf(snapshot);
   let store: SqliteStore;
+  let lock: StoreLock | undefined;
   try {
+    // Taken before the store is read: a second process must not mark the first's run as unclean.
+    if (storePath !== ":memory:") lock = lockStore(storePath);
     store = SqliteStore.open(storePath);
   } catch (error) {
+    lock?.release();
     if (!(error instanceof StoreOpenError)) throw error;
     logger.error("store unavailable; not starting", { store: storePath, error: error.message });
     return 1;
   }
+  // The lock outlives the store's last write; a POST /restart successor starts only after both.
+  const closeStore = () => store.close().finally(() => lock?.release());
   if (store.created) logger.info(`creating new store at ${storePath}`, { store: storePath });
 
   const holder = new ConfigHolder(snapshot);
@@ -187,7 +194,7 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
     // A stored row that does not parse, or a table sqlite cannot read: named in one line, not a stack trace.
     if (!isStoreError(error)) throw error;
     logger.error("store unreadable; not starting", { store: storePath, error: `store ${storePath}: ${(error as Error).message}` });
-    await store.close().catch(() => undefined);
+    await closeStore().catch(() => undefined);
     return 1;
   }
   // Handlers go in before any listener exists, so a signal at any moment after this drains cleanly.
@@ -198,7 +205,7 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
       logger.error("stopping with metering the store refused; these rows are lost", { rows: apps.metering.keptRows });
       await markUnsaved(store, apps.metering.keptRows);
     } else await markStopped(store);
-    await store.close();
+    await closeStore();
   }, () => (holder.current.config.limits?.shutdown_drain_secs ?? 30) * 1000);
   requestStop = shutdown.stop;
 
@@ -216,7 +223,7 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
       logger.error(`cannot start the ${plane} listener; not starting`, { address: `${settings.hostname}:${settings.port}`, error: (error as Error).message });
       for (const server of servers) server.stop(true);
       await markStopped(store);
-      await store.close();
+      await closeStore();
       return 1;
     }
   }

@@ -99,12 +99,18 @@ export function startListener(options: ListenerOptions): Server<undefined> {
   return Bun.serve({
     hostname: settings.hostname,
     port: settings.port,
+    // Bun turns SO_REUSEPORT on when `development` is false unless told not to: a second gateway then
+    // bound the same address beside the first, and requests alternated between the two.
+    reusePort: false,
+    // The AWS SDK's Bedrock client speaks HTTP/2 by default: h2 by ALPN over TLS, prior knowledge (h2c)
+    // on a plain port. Everyone else keeps HTTP/1.1 on the same port.
+    http2: true,
     maxRequestBodySize: HARD_CAP_BYTES,
     // Streaming answers can be silent for a long time while a model thinks; the upstream timeout bounds them.
     idleTimeout: 0,
     development: false,
     tls: settings.tls
-      ? { cert: settings.tls.cert, key: settings.tls.key, ca: settings.tls.ca, requestCert: settings.tls.ca !== undefined, rejectUnauthorized: settings.tls.ca !== undefined, ALPNProtocols: "http/1.1" }
+      ? { cert: settings.tls.cert, key: settings.tls.key, ca: settings.tls.ca, requestCert: settings.tls.ca !== undefined, rejectUnauthorized: settings.tls.ca !== undefined }
       : undefined,
     routes,
     fetch: limited(fetch),

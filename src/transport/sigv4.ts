@@ -311,6 +311,11 @@ export interface ParsedAuthorization {
 
 const MALFORMED = "malformed Authorization header";
 const TOKEN = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
+/**
+ * HTTP/2's Host: the AWS SDK's default (HTTP/2) handler signs `:authority` instead of `host`. The server
+ * hands it over as the Host header (RFC 9113 8.3.1: the two carry the same value).
+ */
+const AUTHORITY = ":authority";
 
 /** `AWS4-HMAC-SHA256 Credential=AKID/date/region/service/aws4_request, SignedHeaders=a;b, Signature=hex`. */
 export function parseAuthorization(header: string): ParsedAuthorization | string {
@@ -335,7 +340,7 @@ export function parseAuthorization(header: string): ParsedAuthorization | string
     return `${MALFORMED}: Credential must be <access key id>/<YYYYMMDD>/<region>/<service>/${TERMINATOR}`;
   }
   const names = signedHeaders.split(";");
-  const sorted = names.every((name, i) => TOKEN.test(name) && (i === 0 || names[i - 1]! < name));
+  const sorted = names.every((name, i) => (TOKEN.test(name) || name === AUTHORITY) && (i === 0 || names[i - 1]! < name));
   if (!sorted) return `${MALFORMED}: SignedHeaders must be lower-case header names, sorted, each once, separated by ";"`;
   if (!/^[0-9a-f]{64}$/.test(signature)) return `${MALFORMED}: Signature must be 64 lower-case hex digits`;
   return { accessKeyId, date: date!, region, service, signedHeaders: names, signature };
@@ -381,14 +386,14 @@ export function verifyRequest(request: VerifiableRequest, lookup: (accessKeyId: 
   const secret = lookup(auth.accessKeyId);
   if (secret === undefined) return refuse(`unknown access key id ${auth.accessKeyId}`);
 
-  if (!auth.signedHeaders.includes("host")) return refuse("host must be a signed header");
+  if (!auth.signedHeaders.includes("host") && !auth.signedHeaders.includes(AUTHORITY)) return refuse("host (or :authority) must be a signed header");
   for (const [name] of request.headers) {
     // The guide lets some services take the session token after signing (the suite's post-sts-header-after).
     if (name.startsWith("x-amz-") && name !== "x-amz-security-token" && !auth.signedHeaders.includes(name)) return refuse(`${name} is present but not signed`);
   }
   const signed: [string, string][] = [];
   for (const name of auth.signedHeaders) {
-    const value = request.headers.get(name);
+    const value = request.headers.get(name === AUTHORITY ? "host" : name);
     if (value === null) return refuse(`signed header ${name} is absent from the request`);
     signed.push([name, value]);
   }

@@ -11,7 +11,6 @@ import { BedrockRuntimeClient, ConverseCommand, ConverseStreamCommand } from "@a
 import OpenAI from "openai";
 import { SignatureV4 } from "@smithy/signature-v4";
 import { createHash, createHmac } from "node:crypto";
-import { fetchRequestHandler } from "../support/bedrock-client.ts";
 import { json, LISTEN_ANY, runGateway, startGateway, tempDir, type RunningGateway } from "../support/gateway.ts";
 
 const ENV = { GW_SIGNING_KEY: "e2e-signing-key-5d1f0c9a7b", GW_CLIENT_TOKEN: "e2e-static-client-token-41c2", GW_ADMIN: "e2e-admin-token-77aa" };
@@ -101,7 +100,7 @@ async function expectNativeRefusal(name: string, response: Response, kind: "auth
 }
 
 const bedrockSigV4 = (accessKeyId: string, secretAccessKey: string) =>
-  new BedrockRuntimeClient({ region: "eu-west-3", endpoint: gw.data, maxAttempts: 1, requestHandler: fetchRequestHandler(), credentials: { accessKeyId, secretAccessKey } });
+  new BedrockRuntimeClient({ region: "eu-west-3", endpoint: gw.data, maxAttempts: 1, credentials: { accessKeyId, secretAccessKey } });
 const converse = (client: BedrockRuntimeClient, modelId = "chat") => client.send(new ConverseCommand({ modelId, messages: [{ role: "user", content: [{ text: "hi" }] }] }));
 
 describe("a minted key", () => {

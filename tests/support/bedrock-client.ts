@@ -1,6 +1,7 @@
 // A request handler for @aws-sdk/client-bedrock-runtime that relays the SDK's signed request byte for
-// byte over fetch (HTTP/1.1). The SDK's default handler speaks HTTP/2 only, which Bun.serve (the
-// imitations, the gateway) does not; nothing this handler does can help a request pass verification.
+// byte over fetch (HTTP/1.1), for the unit tests that call the upstream imitations (plain Bun.serve, no
+// HTTP/2) and need the SDK's bytes cut in awkward pieces. Against the gateway the SDK runs with its
+// default (HTTP/2) handler; nothing this handler does can help a request pass verification.
 import { Readable } from "node:stream";
 import { awkwardPieces } from "./upstreams/events.ts";
 

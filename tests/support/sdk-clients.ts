@@ -7,7 +7,6 @@ import { BedrockRuntimeClient, ConverseCommand, ConverseStreamCommand, type Mess
 import { GoogleGenAI, type Content, type FunctionCall } from "@google/genai";
 import { CohereClientV2, type Cohere } from "cohere-ai";
 import OpenAI from "openai";
-import { fetchRequestHandler } from "./bedrock-client.ts";
 
 export const CLIENT_KEY = "client-key";
 export const SYSTEM = "be brief";
@@ -158,7 +157,7 @@ function gemini(base: string): SdkClient {
 
 function bedrock(base: string): SdkClient {
   // A Bedrock API key (Bearer); inbound SigV4 with an issued pair is exercised in tests/e2e/keys.test.ts.
-  const client = new BedrockRuntimeClient({ region: "us-east-1", endpoint: base, maxAttempts: 1, requestHandler: fetchRequestHandler(), token: { token: CLIENT_KEY }, authSchemePreference: ["httpBearerAuth"] });
+  const client = new BedrockRuntimeClient({ region: "us-east-1", endpoint: base, maxAttempts: 1, token: { token: CLIENT_KEY }, authSchemePreference: ["httpBearerAuth"] });
   const user = (text: string): BedrockMessage => ({ role: "user", content: [{ text }] });
   return {
     name: "Bedrock Runtime",

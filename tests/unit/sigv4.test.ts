@@ -452,6 +452,27 @@ describe("verifyRequest", () => {
     expect(withAuthorization(good.replace(signature, signature.toUpperCase()))).toBe("malformed Authorization header: Signature must be 64 lower-case hex digits");
   });
 
+  test("HTTP/2: the AWS SDK's default handler signs :authority, which the request carries as its Host", () => {
+    const key = signingKey(CREDENTIALS.secretAccessKey, "20260115", "us-east-1", "bedrock");
+    const url = new URL(URL_ARN);
+    const signedAs = (authority: string) => {
+      const { canonical, signedHeaders } = canonicalRequest("POST", url, [[":authority", authority], ["content-type", "application/json"], ["x-amz-content-sha256", sha256Hex(BODY)], ["x-amz-date", "20260115T102030Z"]], sha256Hex(BODY));
+      expect(signedHeaders).toBe(":authority;content-type;x-amz-content-sha256;x-amz-date");
+      const sig = signatureOf(key, stringToSign("20260115T102030Z", credentialScope("20260115", "us-east-1", "bedrock"), canonical));
+      return `AWS4-HMAC-SHA256 Credential=${CREDENTIALS.accessKeyId}/20260115/us-east-1/bedrock/aws4_request, SignedHeaders=${signedHeaders}, Signature=${sig}`;
+    };
+    const request = (host: string, authorization: string) => ({
+      method: "POST",
+      url: URL_ARN,
+      headers: new Headers({ host, "content-type": "application/json", "x-amz-content-sha256": sha256Hex(BODY), "x-amz-date": "20260115T102030Z", authorization }),
+      body: BODY,
+      added: {},
+    });
+    expect(verifyRequest(request(url.host, signedAs(url.host)), lookup, VERIFY)).toEqual({ ok: true, accessKeyId: CREDENTIALS.accessKeyId, region: "us-east-1" });
+    // The signature binds the authority: a request carried to another host does not verify.
+    expect(refusal(request("gateway.example:8080", signedAs(url.host)))).toStartWith("signature does not match");
+  });
+
   test("host unsigned, a signed header gone, an x-amz-* header added unsigned", () => {
     const noHost = signed({ headers: { "content-type": "application/json" } });
     const key = signingKey(CREDENTIALS.secretAccessKey, "20260115", "us-east-1", "bedrock");
@@ -460,7 +481,7 @@ describe("verifyRequest", () => {
     const sig = signatureOf(key, stringToSign("20260115T102030Z", credentialScope("20260115", "us-east-1", "bedrock"), canonical));
     noHost.headers.set("authorization", `AWS4-HMAC-SHA256 Credential=${CREDENTIALS.accessKeyId}/20260115/us-east-1/bedrock/aws4_request, SignedHeaders=x-amz-date, Signature=${sig}`);
     noHost.headers.delete("x-amz-content-sha256");
-    expect(refusal(noHost)).toBe("host must be a signed header");
+    expect(refusal(noHost)).toBe("host (or :authority) must be a signed header");
 
     const gone = signed();
     gone.headers.delete("content-type");
