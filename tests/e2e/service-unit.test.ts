@@ -6,10 +6,11 @@
 // moved to a temporary directory and `sudo` dropped. systemctl and journalctl need systemd as PID 1 and are
 // not run here.
 import { beforeAll, describe, expect, test } from "bun:test";
-import { readFileSync, statSync, writeFileSync } from "node:fs";
+import { chownSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { GatewayConfig } from "../../src/config/schema.ts";
-import { baseEnv, ensureBinary, ROOT, tempDir } from "../support/gateway.ts";
+import { baseEnv, ensureBinary, LISTEN_ANY, ROOT, tempDir } from "../support/gateway.ts";
+import { until } from "../support/until.ts";
 
 const UNIT_PATH = join(ROOT, "packaging/gateway.service");
 const UNIT = readFileSync(UNIT_PATH, "utf8");
@@ -48,16 +49,17 @@ function serviceSettings(unit: string): Map<string, string[]> {
   return settings;
 }
 
-/** systemd-analyze: on the machine, else Debian's `systemd` package installed (bounded); else a reason. */
-function systemdAnalyze(): string | { skip: string } {
-  const found = Bun.which("systemd-analyze");
+/** A tool on the machine, else Debian's `pkg` installed (bounded, once per run); else the reason it cannot be. */
+function tool(name: string, pkg: string): string | { skip: string } {
+  const found = Bun.which(name);
   if (found) return found;
-  if (process.getuid?.() !== 0 || !Bun.which("apt-get")) return { skip: "systemd-analyze is missing and this is not a root shell with apt-get to install Debian's systemd package" };
+  if (process.getuid?.() !== 0 || !Bun.which("apt-get")) return { skip: `${name} is missing and this is not a root shell with apt-get to install Debian's ${pkg} package` };
   const env = { ...baseEnv(), DEBIAN_FRONTEND: "noninteractive" };
   Bun.spawnSync(["apt-get", "update"], { env, timeout: 120_000, stdout: "ignore", stderr: "inherit" });
-  Bun.spawnSync(["apt-get", "install", "-y", "--no-install-recommends", "systemd"], { env, timeout: 240_000, stdout: "ignore", stderr: "inherit" });
-  return Bun.which("systemd-analyze") ?? { skip: "apt-get install systemd did not provide systemd-analyze" };
+  Bun.spawnSync(["apt-get", "install", "-y", "--no-install-recommends", pkg], { env, timeout: 240_000, stdout: "ignore", stderr: "inherit" });
+  return Bun.which(name) ?? { skip: `apt-get install ${pkg} did not provide ${name}` };
 }
+const systemdAnalyze = () => tool("systemd-analyze", "systemd");
 
 describe("packaging/gateway.service", () => {
   let analyze: string | { skip: string };
@@ -187,4 +189,85 @@ describe("Install on a VM, the steps that run without systemd", () => {
     expect(ran.exitCode).toBe(1);
     expect(ran.stderr.toString()).toContain("pools_typo: unknown member");
   });
+});
+
+// The sandbox cannot be entered without systemd as PID 1, so what the binary asks of the kernel is traced
+// instead, as an unprivileged user like DynamicUser's, through a boot, a request, SIGHUP and SIGTERM: every
+// system call must pass the unit's SystemCallFilter=, every socket its RestrictAddressFamilies=, and
+// every file written must be in the working directory (ProtectSystem=strict leaves only that writable).
+describe("what the binary needs fits the unit's sandbox", () => {
+  let strace: string | { skip: string };
+  let analyze: string | { skip: string };
+  beforeAll(() => {
+    analyze = systemdAnalyze();
+    strace = tool("strace", "strace");
+  }, 400_000);
+
+  /** The syscalls a list of SystemCallFilter= values allows: allow-list groups, minus `~` ones. */
+  function allowed(filters: readonly string[], analyzer: string): Set<string> {
+    const groups = new Map<string, string[]>();
+    let current: string[] = [];
+    for (const line of Bun.spawnSync([analyzer, "syscall-filter"], { env: baseEnv() }).stdout.toString().split("\n")) {
+      if (line.startsWith("@")) groups.set(line.trim(), (current = []));
+      else if (line.trim() !== "" && !line.trim().startsWith("#")) current.push(line.trim());
+    }
+    const expand = (name: string): string[] => (name.startsWith("@") ? (groups.get(name) ?? []).flatMap(expand) : [name]);
+    const out = new Set<string>();
+    for (const filter of filters.filter((f) => !f.startsWith("~"))) for (const name of filter.split(/\s+/).flatMap(expand)) out.add(name);
+    for (const filter of filters.filter((f) => f.startsWith("~"))) for (const name of filter.slice(1).split(/\s+/).flatMap(expand)) out.delete(name);
+    return out;
+  }
+
+  test("syscalls, socket families and writes of a boot, a request, a reload and a stop", async () => {
+    if (typeof strace !== "string" || typeof analyze !== "string") return console.warn(`SKIPPED the traced run: ${[strace, analyze].flatMap((t) => (typeof t === "string" ? [] : [t.skip])).join("; ")}`);
+    const work = tempDir("gw-sandbox-");
+    writeFileSync(join(work, "gateway.yaml"), `${LISTEN_ANY}store: {module: sqlite, settings: {path: ./gateway.db}}\nproviders:\n  local: {protocol: mock}\nmodels:\n  mock-1: {provider: local}\npools:\n  chat: {members: [{model: mock-1}]}\nauth:\n  chain: []\n`);
+    const trace = join(tempDir("gw-trace-"), "trace");
+    // As root, drop to nobody as DynamicUser would (root alone would also fchown sqlite's files).
+    const asUser = process.getuid?.() === 0 && Bun.which("setpriv") ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"] : [];
+    if (asUser.length > 0) chownSync(work, 65534, 65534);
+    const proc = Bun.spawn([strace, "-f", "-qq", "-o", trace, ...asUser, ensureBinary(), "--config", join(work, "gateway.yaml")], { cwd: work, env: baseEnv(), stdout: "ignore", stderr: "pipe", stdin: "ignore" });
+    const lines: string[] = [];
+    const reader = (async () => {
+      for await (const chunk of proc.stderr) lines.push(...new TextDecoder().decode(chunk).split("\n").filter(Boolean));
+    })();
+    try {
+      await until(() => lines.some((l) => l.includes('"gateway started"')), 15_000);
+      const data = JSON.parse(lines.find((l) => l.includes('"gateway started"'))!).data as string;
+      const answered = await fetch(`http://${data}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "chat", messages: [{ role: "user", content: "hi" }] }) });
+      expect(answered.status).toBe(200);
+      // strace's child is the gateway (setpriv execs into it).
+      const pid = Number(readFileSync(`/proc/${proc.pid}/task/${proc.pid}/children`, "utf8").trim().split(" ")[0]);
+      process.kill(pid, "SIGHUP");
+      await until(() => lines.some((l) => l.includes('"config reloaded"')));
+      process.kill(pid, "SIGTERM");
+      await until(() => lines.some((l) => l.includes('"stopped"')), 10_000);
+    } finally {
+      const killer = setTimeout(() => proc.kill("SIGKILL"), 10_000);
+      await proc.exited;
+      clearTimeout(killer);
+      await reader;
+    }
+    // From the gateway's own start: setpriv's calls before its exec are not the service's.
+    const traced = readFileSync(trace, "utf8").split("\n");
+    const calls = traced.slice(traced.findIndex((line) => line.includes(`execve("${ensureBinary()}"`) && line.endsWith("= 0")));
+    const settings = serviceSettings(UNIT);
+    const permitted = allowed(settings.get("SystemCallFilter")!, analyze);
+    const used = new Set(calls.flatMap((line) => /^\d+ +([a-z_0-9]+)\(/.exec(line)?.[1] ?? []));
+    expect(used.size).toBeGreaterThan(20);
+    expect([...used].filter((name) => !permitted.has(name))).toEqual([]);
+    const families = new Set(calls.flatMap((line) => /\bsocket\((AF_[A-Z0-9]+)/.exec(line)?.[1] ?? []));
+    expect(families.size).toBeGreaterThan(0);
+    expect([...families].filter((f) => !settings.get("RestrictAddressFamilies")![0]!.split(" ").includes(f))).toEqual([]);
+    // Files opened for writing, created, renamed or removed, unless the call failed (a call another thread
+    // interrupted shows no result on its line, and counts).
+    const written = calls.flatMap((line) => {
+      if (/ = -1 /.test(line)) return [];
+      const opened = /\bopenat\([^"]*"([^"]+)", [^)]*O_(?:WRONLY|RDWR|CREAT)/.exec(line);
+      const changed = /\b(?:rename|renameat2?|unlink|unlinkat|mkdir|mkdirat)\((?:AT_FDCWD, )?"([^"]+)"/.exec(line);
+      return [opened?.[1], changed?.[1]].filter((p): p is string => p !== undefined);
+    });
+    expect(written.length).toBeGreaterThan(0);
+    expect(written.filter((path) => !path.startsWith(`${work}/`) && path !== "/dev/null")).toEqual([]);
+  }, 30_000);
 });
