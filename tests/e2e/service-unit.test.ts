@@ -11,6 +11,7 @@ import { dirname, join } from "node:path";
 import { GatewayConfig } from "../../src/config/schema.ts";
 import { baseEnv, ensureBinary, LISTEN_ANY, ROOT, tempDir } from "../support/gateway.ts";
 import { until } from "../support/until.ts";
+import { startOpenAIUpstream } from "../support/upstreams/openai.ts";
 
 const UNIT_PATH = join(ROOT, "packaging/gateway.service");
 const UNIT = readFileSync(UNIT_PATH, "utf8");
@@ -221,7 +222,19 @@ describe("what the binary needs fits the unit's sandbox", () => {
   test("syscalls, socket families and writes of a boot, a request, a reload and a stop", async () => {
     if (typeof strace !== "string" || typeof analyze !== "string") return console.warn(`SKIPPED the traced run: ${[strace, analyze].flatMap((t) => (typeof t === "string" ? [] : [t.skip])).join("; ")}`);
     const work = tempDir("gw-sandbox-");
-    writeFileSync(join(work, "gateway.yaml"), `${LISTEN_ANY}store: {module: sqlite, settings: {path: ./gateway.db}}\nproviders:\n  local: {protocol: mock}\nmodels:\n  mock-1: {provider: local}\npools:\n  chat: {members: [{model: mock-1}]}\nauth:\n  chain: []\n`);
+    // An upstream reached by host name, so the trace holds a name lookup and an outgoing connection too.
+    const upstream = startOpenAIUpstream();
+    const config = `${LISTEN_ANY}store: {module: sqlite, settings: {path: ./gateway.db}}
+providers:
+  up: {protocol: openai, base_url: "http://localhost:${upstream.port}/v1", api_key: ${upstream.apiKey}}
+models:
+  gpt-4o-mini: {provider: up}
+pools:
+  chat: {members: [{model: gpt-4o-mini}]}
+auth:
+  chain: []
+`;
+    writeFileSync(join(work, "gateway.yaml"), config);
     const trace = join(tempDir("gw-trace-"), "trace");
     // As root, drop to nobody as DynamicUser would (root alone would also fchown sqlite's files).
     const asUser = process.getuid?.() === 0 && Bun.which("setpriv") ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"] : [];
@@ -236,6 +249,7 @@ describe("what the binary needs fits the unit's sandbox", () => {
       const data = JSON.parse(lines.find((l) => l.includes('"gateway started"'))!).data as string;
       const answered = await fetch(`http://${data}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "chat", messages: [{ role: "user", content: "hi" }] }) });
       expect(answered.status).toBe(200);
+      expect(upstream.requests.length).toBe(1);
       // strace's child is the gateway (setpriv execs into it).
       const pid = Number(readFileSync(`/proc/${proc.pid}/task/${proc.pid}/children`, "utf8").trim().split(" ")[0]);
       process.kill(pid, "SIGHUP");
@@ -247,6 +261,7 @@ describe("what the binary needs fits the unit's sandbox", () => {
       await proc.exited;
       clearTimeout(killer);
       await reader;
+      await upstream.stop();
     }
     // From the gateway's own start: setpriv's calls before its exec are not the service's.
     const traced = readFileSync(trace, "utf8").split("\n");
