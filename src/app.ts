@@ -1,6 +1,8 @@
 // Wires both planes from their dependencies: no globals, so tests build apps around any snapshot.
 import { adminFetch } from "./admin/index.ts";
 import type { AdminDeps } from "./admin/deps.ts";
+import { reloadConfigFile } from "./admin/config-changes.ts";
+import type { ReloadFile } from "./admin/reload-signal.ts";
 import { dataHandlers } from "./dataplane/index.ts";
 import { InboundLimit } from "./dataplane/inbound-limit.ts";
 import { defaultTooLarge } from "./http/serve.ts";
@@ -59,7 +61,9 @@ export async function buildApps(deps: AppDeps, random: () => number = Math.rando
   const admin = { fetch: adminFetch(adminDeps), routes: {}, tooLarge: defaultTooLarge };
   // Both routers are built on first use; the boot calls this once the listeners have served their first requests.
   const warm = () => (data.warm(), admin.fetch.warm());
-  return { data, admin, warm, routing, health, metering: groups.metering };
+  // SIGHUP's reload (main.ts): POST /config/reload's audited change, with the signal as its principal.
+  const reloadFile: ReloadFile = (principal, refused) => reloadConfigFile(adminDeps, principal, undefined, refused);
+  return { data, admin, warm, routing, health, metering: groups.metering, reloadFile };
 }
 
 /** A browser origin the data plane does not serve: 403 in the path's protocol shape where it has one. */

@@ -4,6 +4,7 @@ import type * as ChildProcess from "node:child_process";
 import { existsSync } from "node:fs";
 import { resolve as resolvePath } from "node:path";
 import type { Server } from "bun";
+import { reloadOnHangup } from "./admin/reload-signal.ts";
 import { buildApps } from "./app.ts";
 import { CliError, HELP, parseCli, type CliOptions } from "./cli.ts";
 import { embeddedDefaultText } from "./config/default.ts";
@@ -80,8 +81,13 @@ class BootConfig {
     readonly concealed: Concealed | undefined,
   ) {}
 
+  /** The config file booted from; undefined for the embedded default. */
+  get file(): string | undefined {
+    return this.located.source === "embedded default" ? undefined : this.located.source;
+  }
+
   lifecycle(holder: ConfigHolder): ConfigLifecycle {
-    const file = this.located.source === "embedded default" ? undefined : this.located.source;
+    const file = this.file;
     return new ConfigLifecycle({
       holder,
       env,
@@ -208,6 +214,7 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
     await closeStore();
   }, () => (holder.current.config.limits?.shutdown_drain_secs ?? 30) * 1000);
   requestStop = shutdown.stop;
+  reloadOnHangup(apps.reloadFile, logger, boot.file, () => holder.current.version, shutdown.stopping);
 
   // Live settings are read from the current snapshot when used, not copied at boot.
   const security = () => holder.current.config.security ?? {};
@@ -292,22 +299,29 @@ function shutdownOnSignals(servers: readonly Server<undefined>[], logger: Logger
 let restartRequested = false;
 
 /**
- * The successor: the same binary, arguments, environment and working directory, sharing stdout and
- * stderr. Under systemd (INVOCATION_ID set) the unit's `Restart=always` starts it instead, so exiting 0
- * is the whole restart and no second copy races the one systemd starts.
+ * The exit status of a drained POST /restart under systemd (INVOCATION_ID set): EX_TEMPFAIL, which the
+ * shipped unit names in RestartForceExitStatus= (so Restart=on-failure still restarts it) and in
+ * SuccessExitStatus= (so it is not logged as a failure). A stop by signal still exits 0 and stays stopped.
  */
-function startSuccessor(): void {
-  if (env.INVOCATION_ID) return;
+const SYSTEMD_RESTART_STATUS = 75;
+
+/**
+ * The successor: the same binary, arguments, environment and working directory, sharing stdout and
+ * stderr. Under systemd the unit starts it instead (exit status above), so no second copy races the one
+ * systemd starts. Answers the exit status.
+ */
+function startSuccessor(): number {
+  if (env.INVOCATION_ID) return SYSTEMD_RESTART_STATUS;
   // Loaded here, on a restart only: importing node:child_process cost every start ~0.5 ms.
   const { spawn } = require("node:child_process") as typeof ChildProcess;
   const child = spawn(process.execPath, Bun.argv.slice(2), { detached: true, stdio: ["ignore", "inherit", "inherit"], env: process.env, cwd: process.cwd() });
   child.unref();
+  return 0;
 }
 
 main(Bun.argv.slice(2)).then(
   (code) => {
-    if (restartRequested && code === 0) startSuccessor();
-    process.exit(code);
+    process.exit(restartRequested && code === 0 ? startSuccessor() : code);
   },
   (error) => {
     createLogger().error("fatal error", { error });

@@ -30,7 +30,12 @@ export function refusal(refused: Refused): GatewayError {
  * Plans one config change in the audit log's turn, commits its audit entry (with its overlay file, if
  * any), then makes it live and answers its plan; a refusal is audited as rejected and thrown as the envelope.
  */
-export async function auditedChange<T extends Planned>(deps: AdminDeps, request: Request, action: string, resource: string, plan: () => T): Promise<Extract<T, Plan>> {
+export function auditedChange<T extends Planned>(deps: AdminDeps, request: Request, action: string, resource: string, plan: () => T): Promise<Extract<T, Plan>> {
+  return auditedChangeBy(deps, principalOf(request), action, resource, plan);
+}
+
+/** auditedChange for a change no admin request made (SIGHUP): `principal` names who did. */
+export async function auditedChangeBy<T extends Planned>(deps: AdminDeps, principal: string, action: string, resource: string, plan: () => T): Promise<Extract<T, Plan>> {
   const toChange = (): Change<Extract<T, Plan>> => {
     const planned = plan();
     if (!planned.ok) throw refusal(planned);
@@ -42,7 +47,7 @@ export async function auditedChange<T extends Planned>(deps: AdminDeps, request:
       apply: () => (planned.swap(), planned as Extract<T, Plan>),
     };
   };
-  if (deps.audit) return deps.audit.commit({ action, resource, principal: principalOf(request) }, toChange);
+  if (deps.audit) return deps.audit.commit({ action, resource, principal }, toChange);
   // Apps built by tests without an audit log: the same steps, nothing to record.
   const change = toChange();
   await change.stage?.();

@@ -1,13 +1,13 @@
 // POST /config/apply, /config/reload, /config/rollback and the retained versions (GET /config/versions,
 // /config/versions/{v}, /config/diff): every change goes through the config lifecycle, is audited, and
 // commits a new config_version. An apply is live at once and is not written to disk.
-import type { ConfigLifecycle, ConfigVersionRecord } from "../config/lifecycle.ts";
+import type { ConfigLifecycle, ConfigVersionRecord, Refused } from "../config/lifecycle.ts";
 import { requestBody } from "./openapi.ts";
 import type { Concealed } from "../config/interpolate.ts";
 import { parseConfigText } from "../config/load.ts";
 import { jsonController } from "../http/elysia.ts";
 import { GatewayError } from "../http/errors.ts";
-import { auditedChange, expectedVersion, refuseBody } from "./audited.ts";
+import { auditedChange, auditedChangeBy, expectedVersion, refuseBody } from "./audited.ts";
 import { hookViews } from "./config.ts";
 import type { AdminDeps } from "./deps.ts";
 import { seqPage, shape } from "./pages.ts";
@@ -30,6 +30,18 @@ import {
 export function lifecycleOf(deps: AdminDeps): ConfigLifecycle {
   if (!deps.lifecycle) throw new GatewayError("internal", "config changes are not available in this process");
   return deps.lifecycle;
+}
+
+/**
+ * POST /config/reload and SIGHUP: the config file as it is now, with the overlay, audited as
+ * `config.reload` under `principal`. `refused` sees a refusal (with every error) before it is thrown.
+ */
+export function reloadConfigFile(deps: AdminDeps, principal: string, expectedVersion?: number, refused?: (r: Refused) => void) {
+  return auditedChangeBy(deps, principal, "config.reload", "config", () => {
+    const planned = lifecycleOf(deps).reload({ principal, summary: "config.reload", expectedVersion });
+    if (!planned.ok) refused?.(planned);
+    return planned;
+  });
 }
 
 const versionView = (r: ConfigVersionRecord): ConfigVersion => ({ version: r.version, ts: r.ts, principal: r.principal, summary: r.summary });
@@ -78,10 +90,7 @@ export const configChangesController = (deps: AdminDeps) =>
           const checked = shape(ConfigReloadBody.anyOf[1], body);
           if (!checked.ok) return refuseBody(deps, request, "config.reload", "config", checked.message);
         }
-        const expected = expectedVersion(request, body);
-        const { snapshot } = await auditedChange(deps, request, "config.reload", "config", () =>
-          lifecycleOf(deps).reload({ principal: principalOf(request), summary: "config.reload", expectedVersion: expected }),
-        );
+        const { snapshot } = await reloadConfigFile(deps, principalOf(request), expectedVersion(request, body));
         return { reloaded: true, config_version: snapshot.version };
       },
       { detail: requestBody(ConfigReloadBody, false), response: { 200: ConfigReloadView } },
