@@ -9,6 +9,7 @@ import type { Lane } from "../routing/lane.ts";
 import type { BreakerSettings, FailoverSettings, Pool } from "../routing/pool.ts";
 import { withDefaults } from "./defaults.ts";
 import { parseListenAddress } from "./listen.ts";
+import { isLoopback } from "./references.ts";
 import { GatewayConfig, type PoolCfg, type ProviderCfg, type SecretRef } from "./schema.ts";
 import { Secret } from "./secret.ts";
 import type { AdminToken, ClientToken, ListenerSettings, Snapshot } from "./snapshot.ts";
@@ -106,6 +107,18 @@ function listener(c: Collector, address: string, at: string, tls: ListenerSettin
   const parts = parseListenAddress(address);
   if ("error" in parts) c.errors.push(`${at}: ${parts.error}`);
   return { hostname: "error" in parts ? "" : parts.hostname, port: "error" in parts ? 0 : parts.port, tls };
+}
+
+/**
+ * A base_url on the data listener's own loopback port: the easy slip is a shell's OPENAI_BASE_URL set for
+ * an SDK to reach the gateway, which the embedded default then takes as the upstream (config/default.ts).
+ */
+function callsItself(baseUrl: string, data: ListenerSettings): boolean {
+  const url = URL.parse(baseUrl);
+  if (url === null || data.port === 0) return false;
+  const port = Number(url.port || (url.protocol === "https:" ? 443 : 80));
+  const anyAddress = data.hostname === "0.0.0.0" || data.hostname === "::";
+  return port === data.port && isLoopback(`${url.hostname}:`) && (anyAddress || isLoopback(`${data.hostname.includes(":") ? `[${data.hostname}]` : data.hostname}:`));
 }
 
 function readTls(c: Collector, block: { cert_file: string; key_file: string; client_ca_file?: string } | undefined, at: string): ListenerSettings["tls"] {
@@ -238,6 +251,9 @@ export function resolveConfig(validated: GatewayConfig, ctx: ResolveContext): Re
     data: listener(c, cfg.listen!, "listen", readTls(c, cfg.tls, "tls")),
     admin: listener(c, cfg.admin_listen!, "admin_listen", readTls(c, cfg.admin_tls, "admin_tls")),
   };
+  for (const p of providers.values()) {
+    if (p.baseUrl !== undefined && callsItself(p.baseUrl, listeners.data)) c.errors.push(`providers.${p.name}.base_url: names this gateway's own data plane (${cfg.listen}), so every request would come back in`);
+  }
 
   const locked = cfg.config?.locked ?? false;
   const overlay = resolvePath(cfg.config?.overlay ?? "./gateway.overlay.yaml");
