@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { KindGuard, type TObject, type TSchema } from "@sinclair/typebox";
 import { parse } from "yaml";
 import { ADMIN_AUTH_MODULES, COMPILED_AUTH_MODULES, INGRESS_AUTH_MODULES } from "../src/auth/modules.ts";
-import { embeddedDefaultText } from "../src/config/default.ts";
+import { AUTO_PROVIDERS, embeddedDefaultText } from "../src/config/default.ts";
 import { loadConfigTree } from "../src/config/load.ts";
 import { GatewayConfig, NAME_PATTERN, PROTOCOLS, SecretRef } from "../src/config/schema.ts";
 import { defaultBaseUrl } from "../src/providers/provider.ts";
@@ -168,17 +168,19 @@ function reference(): string {
 
 /** Providers the embedded default adds for each vendor key variable, read off the real default. */
 function autoProviders(): string {
-  const variables = ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "COHERE_API_KEY"];
-  const tree = parse(embeddedDefaultText(Object.fromEntries(variables.map((v) => [v, "set"])))) as {
-    providers: Record<string, { api_key?: { env?: string } }>;
+  const variables = AUTO_PROVIDERS.map((p) => p.variable);
+  const everySet = Object.fromEntries(AUTO_PROVIDERS.flatMap((p) => [[p.variable, "set"], [p.baseUrl, "set"]]));
+  const tree = parse(embeddedDefaultText(everySet)) as {
+    providers: Record<string, { api_key?: { env?: string }; base_url?: string }>;
     pools: Record<string, { members: { model: string }[] }>;
   };
   const lines = variables.map((variable) => {
     const name = Object.keys(tree.providers).find((p) => tree.providers[p]?.api_key?.env === variable) ?? "(none)";
     const model = tree.pools[name]?.members[0]?.model ?? "(none)";
-    return `| ${code(variable)} | ${code(name)} | ${code(model)} | ${code(name)} |`;
+    const endpoint = /^\$\{(\w+)\}$/.exec(tree.providers[name]?.base_url ?? "")?.[1] ?? "(none)";
+    return `| ${code(variable)} | ${code(name)} | ${code(model)} | ${code(name)} | ${code(endpoint)} |`;
   });
-  return ["| Variable set | Provider added | Model | Pool |", "|---|---|---|---|", ...lines].join("\n");
+  return ["| Variable set | Provider added | Model | Pool | Its base_url, when this is set |", "|---|---|---|---|---|", ...lines].join("\n");
 }
 
 export function renderConfigDoc(): string {
@@ -193,6 +195,8 @@ The gateway reads one YAML file. The whole tree is one schema (\`src/config/sche
 1. \`gateway --config PATH\`, if given (an unreadable file stops startup);
 2. else \`./gateway.yaml\` in the working directory, if it exists;
 3. else the embedded default (below), which \`gateway --print-default-config\` prints as a starting point.
+
+Over whichever it is, the command line sets the listeners' addresses: \`--listen\`, \`--port\` and \`--admin-listen\`, else \`GATEWAY_LISTEN\` and \`GATEWAY_ADMIN_LISTEN\`, beat \`listen\` and \`admin_listen\` in the file and the settings overlay, for boot, \`--check\` and every reload or apply (docs/operations.md, "Addresses from the command line").
 
 ## Environment variables: \`\${VAR}\`
 
@@ -241,7 +245,7 @@ With no \`--config\` and no \`./gateway.yaml\`, the gateway runs this (it needs 
 ${embeddedDefaultText({}).trimEnd()}
 \`\`\`
 
-For each vendor key variable that is set and non-empty, the default gains a provider reading its key from that variable, a model and a pool:
+For each vendor key variable that is set and non-empty, the default gains a provider reading its key from that variable, a model and a pool. Its endpoint is the vendor's own unless the variable the vendor's SDK reads for it is set too (an http(s) URL in the same convention as \`base_url\`; one on the gateway's own data port is refused, as it would loop):
 
 ${autoProviders()}
 

@@ -31,7 +31,7 @@ auth:
  * `baseUrl`: the variable the vendor's own SDK reads for its endpoint (openai, @anthropic-ai/sdk,
  * google-genai, cohere's Python SDK), in the same convention as base_url; when set, the provider calls it.
  */
-const AUTO_PROVIDERS = [
+export const AUTO_PROVIDERS = [
   { protocol: "openai", variable: "OPENAI_API_KEY", baseUrl: "OPENAI_BASE_URL", model: "gpt-4o-mini" },
   { protocol: "anthropic", variable: "ANTHROPIC_API_KEY", baseUrl: "ANTHROPIC_BASE_URL", model: "claude-haiku-4-5" },
   { protocol: "gemini", variable: "GEMINI_API_KEY", baseUrl: "GOOGLE_GEMINI_BASE_URL", model: "gemini-2.5-flash" },
