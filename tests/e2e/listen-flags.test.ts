@@ -74,6 +74,9 @@ describe("one-flag start", () => {
       expect(run.stderr).toContain("Run gateway --help for the options.");
       expect(run.stderr).not.toContain("admin.internal");
     }
+    const help = await runGateway(["--help"]);
+    expect(help.stdout).toContain("--listen HOST:PORT       data-plane address (default: $GATEWAY_LISTEN, else the config's listen)");
+    expect(help.stdout).toContain("A flag beats its variable, which beats the\n                           config file");
     // The embedded default's open admin plane is fine on loopback only: moving it off is refused.
     const open = await runGateway(["--check", "--admin-listen", "0.0.0.0:0"]);
     expect(open.code).toBe(1);
