@@ -1,5 +1,6 @@
 // Command-line parsing and the texts the binary prints for --help and --version.
 import type * as NodeUtil from "node:util";
+import { parseListenAddress } from "./config/listen.ts";
 import { LOG_LEVELS, type LogLevel } from "./telemetry/logger.ts";
 import { VERSION } from "./version.ts";
 
@@ -11,6 +12,12 @@ export interface CliOptions {
   readonly version: boolean;
   readonly help: boolean;
   readonly logLevel: LogLevel;
+  /** The data-plane address: --listen, else $GATEWAY_LISTEN; over the config's `listen`. */
+  readonly listen: string | undefined;
+  /** --admin-listen, else $GATEWAY_ADMIN_LISTEN; over the config's `admin_listen`. */
+  readonly adminListen: string | undefined;
+  /** --port: the data plane's port, on the host of the address otherwise in force. */
+  readonly port: number | undefined;
 }
 
 export const HELP = `gateway ${VERSION}: one binary between AI clients and model providers
@@ -24,6 +31,12 @@ Options:
                            head anchor (<store>.audit-head), and exit: 0 when intact, 1 naming
                            the first broken entry (altered, missing, reordered or truncated)
   --print-default-config   print the embedded default config and exit
+  --listen HOST:PORT       data-plane address (default: $GATEWAY_LISTEN, else the config's listen)
+  --admin-listen HOST:PORT admin-plane address (default: $GATEWAY_ADMIN_LISTEN, else admin_listen)
+  --port N                 data-plane port, on the host --listen, $GATEWAY_LISTEN or listen names
+                           (else 127.0.0.1). Port 0 picks a free port; the "gateway started" log
+                           line names the one bound. A flag beats its variable, which beats the
+                           config file; POST /config/reload and /config/apply keep them
   --log-level LEVEL        debug | info | warn | error (default: info, or $GATEWAY_LOG_LEVEL)
   --version                print the version and exit
   --help                   print this help and exit
@@ -40,6 +53,9 @@ const OPTIONS = {
   "verify-audit": { type: "boolean" },
   "print-default-config": { type: "boolean" },
   "log-level": { type: "string" },
+  listen: { type: "string" },
+  "admin-listen": { type: "string" },
+  port: { type: "string" },
   version: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
@@ -51,6 +67,7 @@ export function parseCli(argv: readonly string[], env: Readonly<Record<string, s
   const logLevel = values["log-level"] ?? env.GATEWAY_LOG_LEVEL ?? "info";
   if (!(LOG_LEVELS as string[]).includes(logLevel)) throw new CliError(`unknown log level ${JSON.stringify(logLevel)} (one of ${LOG_LEVELS.join(", ")})`);
   if (values.config === "") throw new CliError("--config needs a path");
+  if (values.listen !== undefined && values.port !== undefined) throw new CliError("--listen and --port both set the data-plane address: give one");
   return {
     config: values.config,
     check: values.check ?? false,
@@ -59,7 +76,26 @@ export function parseCli(argv: readonly string[], env: Readonly<Record<string, s
     version: values.version ?? false,
     help: values.help ?? false,
     logLevel: logLevel as LogLevel,
+    listen: address(values.listen, "--listen", env.GATEWAY_LISTEN, "GATEWAY_LISTEN"),
+    adminListen: address(values["admin-listen"], "--admin-listen", env.GATEWAY_ADMIN_LISTEN, "GATEWAY_ADMIN_LISTEN"),
+    port: values.port === undefined ? undefined : portOf(values.port),
   };
+}
+
+/** The flag's address, else the variable's (an empty variable is unset), checked as the config's are. */
+function address(flag: string | undefined, flagName: string, variable: string | undefined, variableName: string): string | undefined {
+  const value = flag ?? (variable || undefined);
+  if (value === undefined) return undefined;
+  const parts = parseListenAddress(value);
+  if (!("error" in parts)) return value;
+  // As in config errors, a value from the environment is named by its variable, never quoted.
+  throw new CliError(flag !== undefined ? `${flagName}: ${parts.error}, got ${JSON.stringify(value)}` : `${variableName}: ${parts.error}, got the value of \${${variableName}} (not shown)`);
+}
+
+function portOf(value: string): number {
+  const parts = parseListenAddress(`:${value}`);
+  if ("error" in parts) throw new CliError(`--port: expected a port number 0-65535, got ${JSON.stringify(value)}`);
+  return parts.port;
 }
 
 /**

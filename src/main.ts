@@ -9,6 +9,7 @@ import { buildApps } from "./app.ts";
 import { CliError, HELP, parseCli, type CliOptions } from "./cli.ts";
 import { embeddedDefaultText } from "./config/default.ts";
 import { ConfigLifecycle, loadBoot, type ConfigTree } from "./config/lifecycle.ts";
+import { overrideTree } from "./config/listen.ts";
 import type { Concealed } from "./config/interpolate.ts";
 import { locateConfig, parseConfigText, type ConfigSource, type LoadResult } from "./config/load.ts";
 import { overlaySettings, readOverlay, stageOverlay, type OverlaySettings } from "./config/overlay.ts";
@@ -47,7 +48,7 @@ async function main(argv: readonly string[]): Promise<number> {
 
   const located = locateConfig(cli.config, env);
   const source = "error" in located ? cli.config! : located.source;
-  const boot = "error" in located ? { result: { ok: false, errors: [located.error] } as LoadResult, base: {}, overlay: {}, settings: undefined, concealed: undefined } : bootConfig(located);
+  const boot = "error" in located ? { result: { ok: false, errors: [located.error] } as LoadResult, base: {}, overlay: {}, settings: undefined, concealed: undefined, commandLine: {} } : bootConfig(located, cli);
   const result = boot.result;
   if (cli.check) return check(result, source);
   if (cli.verifyAudit) return verifyAuditCommand(result, source);
@@ -58,18 +59,19 @@ async function main(argv: readonly string[]): Promise<number> {
     logger.error("config invalid; not starting", { source, errors: result.errors.length });
     return 1;
   }
-  return run(result.snapshot, source, logger, new BootConfig(located as ConfigSource, boot.base, boot.overlay, boot.settings!, boot.concealed));
+  return run(result.snapshot, source, logger, new BootConfig(located as ConfigSource, boot.base, boot.overlay, boot.settings!, boot.concealed, boot.commandLine));
 }
 
 /** The file, the overlay over it (gateway.overlay.yaml, from PUT /config/settings), and the first snapshot. */
-function bootConfig(located: ConfigSource) {
+function bootConfig(located: ConfigSource, cli: CliOptions) {
   // One parse of the file: it names the overlay, and is then merged with it and validated.
   const parsed = parseConfigText(located.text, located.source, env);
   const settings = overlaySettings(parsed);
   const overlay = readOverlay(settings);
-  if (!overlay.ok) return { result: { ok: false, errors: [overlay.error] } as LoadResult, base: {}, overlay: {}, settings, concealed: undefined };
-  const { result, base, concealed } = loadBoot(parsed, located.source, overlay.overlay, env);
-  return { result, base, overlay: overlay.overlay, settings, concealed };
+  if (!overlay.ok) return { result: { ok: false, errors: [overlay.error] } as LoadResult, base: {}, overlay: {}, settings, concealed: undefined, commandLine: {} };
+  const commandLine = overrideTree(cli, overlay.overlay.listen ?? (parsed.ok ? (parsed.tree as ConfigTree | null)?.listen : undefined));
+  const { result, base, concealed } = loadBoot(parsed, located.source, overlay.overlay, env, commandLine);
+  return { result, base, overlay: overlay.overlay, settings, concealed, commandLine };
 }
 
 class BootConfig {
@@ -79,6 +81,7 @@ class BootConfig {
     readonly overlay: ConfigTree,
     readonly settings: OverlaySettings,
     readonly concealed: Concealed | undefined,
+    readonly commandLine: ConfigTree,
   ) {}
 
   /** The config file booted from; undefined for the embedded default. */
@@ -97,6 +100,7 @@ class BootConfig {
       bootConcealed: this.concealed,
       readFile: file === undefined ? undefined : () => readConfigFile(file),
       stageOverlay: (overlay) => stageOverlay(this.settings.path, overlay),
+      commandLine: this.commandLine,
     });
   }
 }

@@ -46,11 +46,13 @@ export const settingsController = (deps: AdminDeps) =>
           lifecycleOf(deps).putSettings(patch, { principal: principalOf(request), summary: `config.settings ${sections}`, expectedVersion: expected }),
         );
         const later = result.reloadToApply ?? [];
+        const overridden = result.setByCommandLine ?? [];
+        const note = later.length === 0 ? "stored and live now" : `stored; live now except ${later.join(", ")}, which take effect on restart (POST /restart)`;
         return {
           applied: true,
           config_version: result.snapshot.version,
           settings: settingsView(lifecycleOf(deps).overlay),
-          note: later.length === 0 ? "stored and live now" : `stored; live now except ${later.join(", ")}, which take effect on restart (POST /restart)`,
+          note: overridden.length === 0 ? note : `${note}; ${overridden.join(", ")} stay as this process's command line sets them (--listen, --admin-listen, --port, GATEWAY_LISTEN, GATEWAY_ADMIN_LISTEN), now and on restart`,
           reload_to_apply: later,
         };
       },

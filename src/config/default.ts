@@ -26,23 +26,31 @@ auth:
   admin_auth: []                # open admin plane, safe only because it listens on loopback
 `;
 
-/** Vendors whose key variable, when set, adds a provider, a model and a pool named after the protocol. */
-const AUTO_PROVIDERS = [
-  { protocol: "openai", variable: "OPENAI_API_KEY", model: "gpt-4o-mini" },
-  { protocol: "anthropic", variable: "ANTHROPIC_API_KEY", model: "claude-haiku-4-5" },
-  { protocol: "gemini", variable: "GEMINI_API_KEY", model: "gemini-2.5-flash" },
-  { protocol: "cohere", variable: "COHERE_API_KEY", model: "command-a-03-2025" },
+/**
+ * Vendors whose key variable, when set, adds a provider, a model and a pool named after the protocol.
+ * `baseUrl`: the variable the vendor's own SDK reads for its endpoint (openai, @anthropic-ai/sdk,
+ * google-genai, cohere's Python SDK), in the same convention as base_url; when set, the provider calls it.
+ */
+export const AUTO_PROVIDERS = [
+  { protocol: "openai", variable: "OPENAI_API_KEY", baseUrl: "OPENAI_BASE_URL", model: "gpt-4o-mini" },
+  { protocol: "anthropic", variable: "ANTHROPIC_API_KEY", baseUrl: "ANTHROPIC_BASE_URL", model: "claude-haiku-4-5" },
+  { protocol: "gemini", variable: "GEMINI_API_KEY", baseUrl: "GOOGLE_GEMINI_BASE_URL", model: "gemini-2.5-flash" },
+  { protocol: "cohere", variable: "COHERE_API_KEY", baseUrl: "CO_API_URL", model: "command-a-03-2025" },
 ] as const;
 
 export function embeddedDefaultText(env: Readonly<Record<string, string | undefined>>): string {
   const found = AUTO_PROVIDERS.filter((p) => (env[p.variable] ?? "") !== "");
   if (found.length === 0) return BASE;
   const doc = yaml().parseDocument(BASE);
+  const variables: string[] = [];
   for (const p of found) {
-    doc.setIn(["providers", p.protocol], doc.createNode({ protocol: p.protocol, api_key: { env: p.variable } }, { flow: true }));
+    // Taken as a ${VAR} reference: checked as an http(s) URL like any base_url, and never quoted in an error.
+    const baseUrl = (env[p.baseUrl] ?? "") === "" ? {} : { base_url: `\${${p.baseUrl}}` };
+    variables.push(p.variable, ...("base_url" in baseUrl ? [p.baseUrl] : []));
+    doc.setIn(["providers", p.protocol], doc.createNode({ protocol: p.protocol, ...baseUrl, api_key: { env: p.variable } }, { flow: !("base_url" in baseUrl) }));
     doc.setIn(["models", p.model], doc.createNode({ provider: p.protocol }, { flow: true }));
     doc.setIn(["pools", p.protocol], doc.createNode({ members: [{ model: p.model, weight: 1 }] }));
   }
-  doc.commentBefore = `${doc.commentBefore ?? ""}\nProviders added because their key variable is set: ${found.map((p) => p.variable).join(", ")}`;
+  doc.commentBefore = `${doc.commentBefore ?? ""}\nProviders added because their key variable is set: ${variables.join(", ")}`;
   return doc.toString();
 }

@@ -49,6 +49,8 @@ export interface Plan {
   readonly snapshot: Snapshot;
   /** Boot-scoped members a settings change set (what its answer names in reload_to_apply). */
   readonly reloadToApply?: string[];
+  /** Boot-scoped members a settings change set that the command line overrides (--listen ...). */
+  readonly setByCommandLine?: string[];
   /** The overlay file of a settings change, to stage before the commit and install within it. */
   readonly overlayFile?: () => Promise<StagedFile>;
   /** Makes it live: the new snapshot, base and overlay, and a retained version. Throws if the config moved on. */
@@ -89,6 +91,8 @@ export interface LifecycleDeps {
   readonly readFile?: () => { ok: true; text: string } | { ok: false; error: string };
   /** Writes the overlay (PUT /config/settings) beside the overlay file, to be installed at the commit. */
   readonly stageOverlay: (overlay: ConfigTree) => Promise<StagedFile>;
+  /** What the command line sets (--listen ...: config/listen.ts), over every effective tree, as at boot. */
+  readonly commandLine?: ConfigTree;
 }
 
 const clone = <T>(value: T): T => structuredClone(value);
@@ -145,7 +149,7 @@ export class ConfigLifecycle {
     this.#base = clone(deps.bootBase);
     this.#overlay = clone(deps.bootOverlay);
     this.#concealed.addAll(deps.bootConcealed);
-    const booted = mergeTrees(this.#base, this.#overlay);
+    const booted = this.#effective(this.#base, this.#overlay);
     this.#pinned = {};
     for (const path of BOOT_SCOPED) setPath(this.#pinned, path, getPath(booted, path));
     this.#retain(deps.holder.current, this.#base, "boot", "config.boot");
@@ -211,7 +215,18 @@ export class ConfigLifecycle {
     const overlay = withoutNulls(mergeTrees(this.#overlay, patch));
     const planned = this.#plan(this.#base, overlay, m);
     if (!planned.ok) return planned;
-    return { ...planned, reloadToApply: bootScopedIn(patch), overlayFile: () => this.#deps.stageOverlay(overlay) };
+    // A member the command line sets stays as it says after a restart too: no restart would apply it.
+    const commandLine = this.#deps.commandLine ?? {};
+    const touched = bootScopedIn(patch);
+    const setByCommandLine = touched.filter((path) => getPath(commandLine, path) !== undefined);
+    const reloadToApply = touched.filter((path) => !setByCommandLine.includes(path));
+    return { ...planned, reloadToApply, setByCommandLine, overlayFile: () => this.#deps.stageOverlay(overlay) };
+  }
+
+  /** The tree a process with this command line runs: base, the overlay over it, the command line over both. */
+  #effective(base: ConfigTree, overlay: ConfigTree): ConfigTree {
+    const merged = mergeTrees(base, overlay);
+    return this.#deps.commandLine ? mergeTrees(merged, this.#deps.commandLine) : merged;
   }
 
   #check(m: Mutation): Refused | undefined {
@@ -238,7 +253,7 @@ export class ConfigLifecycle {
   #plan(base: ConfigTree, overlay: ConfigTree, m: Mutation): Planned {
     const refused = this.#check(m);
     if (refused) return refused;
-    const loaded = this.#load(mergeTrees(base, overlay));
+    const loaded = this.#load(this.#effective(base, overlay));
     if (!loaded.ok) return loaded;
     const { snapshot } = loaded;
     return {
@@ -272,10 +287,10 @@ function withoutNulls(tree: ConfigTree): ConfigTree {
   return out;
 }
 
-/** Boot: the file's tree with the overlay over it, loaded as the first snapshot (version 0). */
-export function loadBoot(parsed: ParseResult, source: string, overlay: ConfigTree, env: LoadContext["env"]): { result: LoadResult; base: ConfigTree; concealed?: Concealed } {
+/** Boot: the file's tree with the overlay and the command line over it, loaded as the first snapshot (version 0). */
+export function loadBoot(parsed: ParseResult, source: string, overlay: ConfigTree, env: LoadContext["env"], commandLine: ConfigTree = {}): { result: LoadResult; base: ConfigTree; concealed?: Concealed } {
   if (!parsed.ok) return { result: parsed, base: {} };
   const { concealed } = parsed;
   if (!isObject(parsed.tree)) return { result: loadConfigTree(parsed.tree, source, { env, concealed }), base: {}, concealed };
-  return { result: loadConfigTree(mergeTrees(parsed.tree, overlay), source, { env, concealed }), base: parsed.tree, concealed };
+  return { result: loadConfigTree(mergeTrees(mergeTrees(parsed.tree, overlay), commandLine), source, { env, concealed }), base: parsed.tree, concealed };
 }

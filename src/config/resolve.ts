@@ -8,6 +8,8 @@ import { defaultBaseUrl, type HealthSettings, type ResolvedProvider } from "../p
 import type { Lane } from "../routing/lane.ts";
 import type { BreakerSettings, FailoverSettings, Pool } from "../routing/pool.ts";
 import { withDefaults } from "./defaults.ts";
+import { parseListenAddress } from "./listen.ts";
+import { isLoopback } from "./references.ts";
 import { GatewayConfig, type PoolCfg, type ProviderCfg, type SecretRef } from "./schema.ts";
 import { Secret } from "./secret.ts";
 import type { AdminToken, ClientToken, ListenerSettings, Snapshot } from "./snapshot.ts";
@@ -101,11 +103,22 @@ function writable(dir: string): boolean {
   }
 }
 
-function listener(address: string, tls: ListenerSettings["tls"]): ListenerSettings {
-  const colon = address.lastIndexOf(":");
-  let hostname = address.slice(0, colon);
-  if (hostname.startsWith("[")) hostname = hostname.slice(1, -1);
-  return { hostname: hostname === "" ? "0.0.0.0" : hostname, port: Number(address.slice(colon + 1)), tls };
+function listener(c: Collector, address: string, at: string, tls: ListenerSettings["tls"]): ListenerSettings {
+  const parts = parseListenAddress(address);
+  if ("error" in parts) c.errors.push(`${at}: ${parts.error}`);
+  return { hostname: "error" in parts ? "" : parts.hostname, port: "error" in parts ? 0 : parts.port, tls };
+}
+
+/**
+ * A base_url on the data listener's own loopback port: the easy slip is a shell's OPENAI_BASE_URL set for
+ * an SDK to reach the gateway, which the embedded default then takes as the upstream (config/default.ts).
+ */
+function callsItself(baseUrl: string, data: ListenerSettings): boolean {
+  const url = URL.parse(baseUrl);
+  if (url === null || data.port === 0) return false;
+  const port = Number(url.port || (url.protocol === "https:" ? 443 : 80));
+  const anyAddress = data.hostname === "0.0.0.0" || data.hostname === "::";
+  return port === data.port && isLoopback(`${url.hostname}:`) && (anyAddress || isLoopback(`${data.hostname.includes(":") ? `[${data.hostname}]` : data.hostname}:`));
 }
 
 function readTls(c: Collector, block: { cert_file: string; key_file: string; client_ca_file?: string } | undefined, at: string): ListenerSettings["tls"] {
@@ -235,9 +248,12 @@ export function resolveConfig(validated: GatewayConfig, ctx: ResolveContext): Re
   if (adminChain.length === 0) c.warnings.push(`auth.admin_auth is empty: the admin plane on ${cfg.admin_listen} is open to anyone who can reach it`);
 
   const listeners = {
-    data: listener(cfg.listen!, readTls(c, cfg.tls, "tls")),
-    admin: listener(cfg.admin_listen!, readTls(c, cfg.admin_tls, "admin_tls")),
+    data: listener(c, cfg.listen!, "listen", readTls(c, cfg.tls, "tls")),
+    admin: listener(c, cfg.admin_listen!, "admin_listen", readTls(c, cfg.admin_tls, "admin_tls")),
   };
+  for (const p of providers.values()) {
+    if (p.baseUrl !== undefined && callsItself(p.baseUrl, listeners.data)) c.errors.push(`providers.${p.name}.base_url: names this gateway's own data plane (${cfg.listen}), so every request would come back in`);
+  }
 
   const locked = cfg.config?.locked ?? false;
   const overlay = resolvePath(cfg.config?.overlay ?? "./gateway.overlay.yaml");

@@ -266,8 +266,8 @@ const AdvancedCfg = Strict({
 }, { default: {} });
 
 export const GatewayConfig = Strict({
-  listen: Type.Optional(Type.String({ ...ListenAddress, default: "127.0.0.1:8080", description: "data-plane listener" })),
-  admin_listen: Type.Optional(Type.String({ ...ListenAddress, default: "127.0.0.1:8081", description: "admin-plane listener" })),
+  listen: Type.Optional(Type.String({ ...ListenAddress, default: "127.0.0.1:8080", description: "data-plane listener; --listen, --port or GATEWAY_LISTEN override it" })),
+  admin_listen: Type.Optional(Type.String({ ...ListenAddress, default: "127.0.0.1:8081", description: "admin-plane listener; --admin-listen or GATEWAY_ADMIN_LISTEN override it" })),
   public_url: Type.Optional(Url("base of /auth/token and of what clients point at")),
   tls: Type.Optional(TlsBlock),
   admin_tls: Type.Optional(AdminTlsBlock),

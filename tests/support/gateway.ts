@@ -53,12 +53,16 @@ export interface RunningGateway {
   stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<number>;
 }
 
-/** `dir` reuses a directory (a restart over the same store and overlay); else a fresh one. */
-export async function startGateway(configYaml: string, options: { env?: Record<string, string>; scheme?: "http" | "https"; dir?: string } = {}): Promise<RunningGateway> {
+/**
+ * `dir` reuses a directory (a restart over the same store and overlay); else a fresh one. `configYaml`
+ * undefined starts on the embedded default; `args` follow `--config PATH`.
+ */
+export async function startGateway(configYaml: string | undefined, options: { env?: Record<string, string>; scheme?: "http" | "https"; dir?: string; args?: string[] } = {}): Promise<RunningGateway> {
   const dir = options.dir ?? tempDir();
   const configPath = join(dir, "gateway.test.yaml");
-  writeFileSync(configPath, configYaml);
-  const proc = Bun.spawn([ensureBinary(), "--config", configPath], { cwd: dir, env: baseEnv(options.env), stdout: "pipe", stderr: "pipe", stdin: "ignore" });
+  if (configYaml !== undefined) writeFileSync(configPath, configYaml);
+  const config = configYaml === undefined ? [] : ["--config", configPath];
+  const proc = Bun.spawn([ensureBinary(), ...config, ...(options.args ?? [])], { cwd: dir, env: baseEnv(options.env), stdout: "pipe", stderr: "pipe", stdin: "ignore" });
   const logs: string[] = [];
   let readerDone: Promise<void> = Promise.resolve();
   const started = new Promise<{ data: string; admin: string }>((resolveStarted, reject) => {

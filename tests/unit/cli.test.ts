@@ -2,9 +2,10 @@
 // or the same error, over every short sequence of the words a command line is made of.
 import { describe, expect, test } from "bun:test";
 import { CliError, parseCli } from "../../src/cli.ts";
+import { overrideTree } from "../../src/config/listen.ts";
 
-const WORDS = ["--config", "gw.yaml", "--check", "--verify-audit", "--print-default-config", "--log-level", "debug", "bogus", "--version", "--help", "-h", "--config=x.yaml", "--log-level=warn", "--", "-", "-x", "--nope", "", "--check=1", "--__proto__"];
-const ENVS: Record<string, string>[] = [{}, { GATEWAY_LOG_LEVEL: "warn" }, { GATEWAY_LOG_LEVEL: "loud" }];
+const WORDS = ["--config", "gw.yaml", "--check", "--verify-audit", "--print-default-config", "--log-level", "debug", "bogus", "--version", "--help", "-h", "--config=x.yaml", "--log-level=warn", "--", "-", "-x", "--nope", "", "--check=1", "--__proto__", "--listen", "127.0.0.1:0", "--admin-listen", "--port", "8090", "99999"];
+const ENVS: Record<string, string>[] = [{}, { GATEWAY_LOG_LEVEL: "warn" }, { GATEWAY_LOG_LEVEL: "loud" }, { GATEWAY_LISTEN: "[::1]:0", GATEWAY_ADMIN_LISTEN: "nope" }];
 
 function outcome(argv: string[], env: Record<string, string>, full: boolean): unknown {
   try {
@@ -40,5 +41,28 @@ describe("command line", () => {
     expect(() => parseCli(["--config", "--check"], {})).toThrow(CliError);
     expect(() => parseCli(["serve"], {})).toThrow(CliError);
     expect(() => parseCli(["--config", ""], {})).toThrow("--config needs a path");
+  });
+
+  test("--listen beats $GATEWAY_LISTEN, an empty variable is unset, and bad addresses are refused naming their source", () => {
+    expect(parseCli(["--listen", "0.0.0.0:9000"], { GATEWAY_LISTEN: "127.0.0.1:7000" })).toMatchObject({ listen: "0.0.0.0:9000" });
+    expect(parseCli([], { GATEWAY_LISTEN: "127.0.0.1:7000", GATEWAY_ADMIN_LISTEN: "[::1]:0" })).toMatchObject({ listen: "127.0.0.1:7000", adminListen: "[::1]:0" });
+    expect(parseCli([], { GATEWAY_LISTEN: "" })).toMatchObject({ listen: undefined, adminListen: undefined, port: undefined });
+    expect(() => parseCli(["--listen", "8080"], {})).toThrow('--listen: expected an address host:port (IPv6 as [::1]:port), got "8080"');
+    expect(() => parseCli(["--admin-listen", "127.0.0.1:65536"], {})).toThrow("--admin-listen: port 65536 is above 65535");
+    // A value from the environment is named by its variable, as config errors do.
+    expect(() => parseCli([], { GATEWAY_LISTEN: "secret-host" })).toThrow("GATEWAY_LISTEN: expected an address host:port (IPv6 as [::1]:port), got the value of ${GATEWAY_LISTEN} (not shown)");
+    expect(() => parseCli(["--port", "http"], {})).toThrow('--port: expected a port number 0-65535, got "http"');
+    expect(() => parseCli(["--port", "70000"], {})).toThrow("--port: expected a port number 0-65535");
+    expect(() => parseCli(["--listen", "127.0.0.1:1", "--port", "2"], {})).toThrow("--listen and --port both set the data-plane address: give one");
+  });
+
+  test("--port keeps the host otherwise in force: $GATEWAY_LISTEN's, else the config's, else 127.0.0.1", () => {
+    const tree = (argv: string[], env: Record<string, string>, configured?: string) => overrideTree(parseCli(argv, env), configured);
+    expect(tree(["--port", "0"], {}, "0.0.0.0:8080")).toEqual({ listen: "0.0.0.0:0" });
+    expect(tree(["--port", "9"], { GATEWAY_LISTEN: "[::1]:1" }, "0.0.0.0:8080")).toEqual({ listen: "[::1]:9" });
+    expect(tree(["--port", "9"], {}, undefined)).toEqual({ listen: "127.0.0.1:9" });
+    expect(tree(["--port", "9"], {}, "not an address")).toEqual({ listen: "127.0.0.1:9" });
+    expect(tree(["--admin-listen", "127.0.0.2:0"], {}, "0.0.0.0:8080")).toEqual({ admin_listen: "127.0.0.2:0" });
+    expect(tree([], {}, "0.0.0.0:8080")).toEqual({});
   });
 });
