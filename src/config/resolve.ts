@@ -10,7 +10,7 @@ import type { BreakerSettings, FailoverSettings, Pool } from "../routing/pool.ts
 import { withDefaults } from "./defaults.ts";
 import { GatewayConfig, type PoolCfg, type ProviderCfg, type SecretRef } from "./schema.ts";
 import { Secret } from "./secret.ts";
-import type { AdminToken, ClientToken, ListenerSettings, Snapshot } from "./snapshot.ts";
+import { nameList, type AdminToken, type ClientToken, type ListenerSettings, type Snapshot } from "./snapshot.ts";
 
 export interface ResolveContext {
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -255,6 +255,7 @@ export function resolveConfig(validated: GatewayConfig, ctx: ResolveContext): Re
       lanes,
       pools,
       poolPatterns,
+      modelNames: modelNamesOf(pools),
       laneDefaults: { breaker: { ...BREAKER_DEFAULTS, ...routing.breaker }, failover: { ...FAILOVER_DEFAULTS, ...routing.failover } },
       globalHooks,
       listeners,
@@ -269,6 +270,11 @@ export function resolveConfig(validated: GatewayConfig, ctx: ResolveContext): Re
       warnings: c.warnings,
     },
   };
+}
+
+function modelNamesOf(pools: ReadonlyMap<string, Pool>): Snapshot["modelNames"] {
+  const names = [...pools.keys()].sort();
+  return { names, listed: nameList(names) };
 }
 
 /** `claude-*` -> /^claude-.*$/: `*` is any run of characters, everything else literal. */
