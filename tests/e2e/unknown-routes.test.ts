@@ -5,7 +5,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
-import { json, LISTEN_ANY, startGateway, type RunningGateway } from "../support/gateway.ts";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { json, LISTEN_ANY, ROOT, startGateway, type RunningGateway } from "../support/gateway.ts";
 
 const ENV = { GW_SIGNING_KEY: "e2e-signing-key-unknown-routes-1", GW_CLIENT: "e2e-client-token-unknown-9f", GW_ADMIN: "e2e-admin-token-unknown-4c" };
 // 23 names a caller may send (pools and bare model aliases): more than the 20 an answer lists.
@@ -127,5 +129,26 @@ describe("GET / on each listener points to the docs", () => {
     expect(head.status).toBe(200);
     // Everything else still needs the credential.
     expect((await fetch(`${gw.admin}/openapi.json`)).status).toBe(401);
+  });
+});
+
+describe("the commands in docs/operations.md, \"Unserved paths, unknown models and the pages at /\"", () => {
+  test("run as printed (against this gateway's ports) and answer as the comments say", async () => {
+    const doc = readFileSync(join(ROOT, "docs/operations.md"), "utf8");
+    const section = doc.slice(doc.indexOf("## Unserved paths, unknown models and the pages at /"));
+    const block = section.slice(section.indexOf("```sh\n") + 6, section.indexOf("\n```\n", section.indexOf("```sh\n")));
+    const data = gw.data.replace("http://", "");
+    const admin = gw.admin.replace("http://", "").replace("/api/v1/admin", "");
+    const lines = block.split("\n").map((line) => line.replace(/\s+# .*$/, "").replaceAll("127.0.0.1:8080", data).replaceAll("127.0.0.1:8081", admin));
+    expect(lines).toHaveLength(3);
+    const outputs: string[] = [];
+    for (const line of lines) {
+      const run = Bun.spawnSync(["sh", "-c", line], { stdout: "pipe", stderr: "pipe", timeout: 10_000 });
+      expect(run.exitCode).toBe(0);
+      outputs.push(run.stdout.toString());
+    }
+    expect(JSON.parse(outputs[0]!)).toMatchObject({ name: "gateway", serves: expect.any(Array), docs: expect.any(Array) });
+    expect(JSON.parse(outputs[1]!).error.message).toContain("This gateway does not serve POST /v1/embeddings.");
+    expect(JSON.parse(outputs[2]!).links).toEqual({ api: "/api/v1/admin", openapi: "/api/v1/admin/openapi.json" });
   });
 });
