@@ -34,7 +34,7 @@ export function directRoutes(deps: PipelineDeps) {
     .post("/:target/:model", ({ request, params }) => {
       if (malformedPath(request)) return refuse(MALFORMED);
       // No provider of that name: a path this gateway does not serve (POST /v1/embeddings), not a model.
-      if (!deps.holder.current.providers.has(params.target)) return unknownRoute(request);
+      if (!deps.holder.current.providers.has(params.target)) return unknownRoute(request, `\`${params.target}\` is not a provider of POST /{provider}/{model}`);
       // The model goes into the upstream URL (Gemini, Bedrock): refused before anything is read or sent.
       const problem = modelNameProblem(params.model);
       if (problem) return refuse(problem);

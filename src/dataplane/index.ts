@@ -28,7 +28,7 @@ const dataRootPage = rootPage({
 });
 
 export function buildDataApp(deps: DataPlaneDeps) {
-  return listenerApp("data", deps.logger, { notFound: unknownRoute })
+  return listenerApp("data", deps.logger, { notFound: (request) => unknownRoute(request) })
     .get("/", ({ request }) => dataRootPage(request))
     .head("/", ({ request }) => dataRootPage(request))
     .use(healthRoutes(deps.holder, deps.routing, deps.metering))

@@ -35,13 +35,16 @@ export function callerProtocol(request: Request, pathname: string): ProtocolAdap
   return undefined;
 }
 
-export const unknownRouteMessage = (method: string, pathname: string) =>
-  `This gateway does not serve ${method} ${pathname}. It serves: ${SERVED_TEXT}. See GET / on this listener.`;
+export const unknownRouteMessage = (method: string, pathname: string, why?: string) =>
+  `This gateway does not serve ${method} ${pathname}${why === undefined ? "" : ` (${why})`}. It serves: ${SERVED_TEXT}. See GET / on this listener.`;
 
-/** 404 for a path no route serves, in the caller's protocol (OpenAI's SDK raises NotFoundError with this message). */
-export function unknownRoute(request: Request): Response {
+/**
+ * 404 for a path no route serves, in the caller's protocol (OpenAI's SDK raises NotFoundError with this
+ * message). `why`: what made a path of a served shape unserved (the direct route's unknown provider).
+ */
+export function unknownRoute(request: Request, why?: string): Response {
   const pathname = new URL(request.url).pathname;
-  const message = unknownRouteMessage(request.method, pathname);
+  const message = unknownRouteMessage(request.method, pathname, why);
   const caller = callerProtocol(request, pathname);
   if (!caller) return errorResponse("not_found", message);
   // OpenAI's own answer to an unknown URL is a 404 invalid_request_error with no code: `not_found` would

@@ -45,7 +45,7 @@ describe("a path the gateway does not serve", () => {
   test("OpenAI SDK embeddings: NotFoundError saying the path is not served and what is", async () => {
     const error = await thrown(openai().embeddings.create({ model: "chat", input: "hi" }));
     expect(error).toBeInstanceOf(OpenAI.NotFoundError);
-    expect(error!.message).toContain("This gateway does not serve POST /v1/embeddings.");
+    expect(error!.message).toContain("This gateway does not serve POST /v1/embeddings (`v1` is not a provider of POST /{provider}/{model}).");
     expect(error!.message).toContain(SERVED);
     expect(error!.message).not.toContain("does not exist");
   });
@@ -148,7 +148,7 @@ describe("the commands in docs/operations.md, \"Unserved paths, unknown models a
       outputs.push(run.stdout.toString());
     }
     expect(JSON.parse(outputs[0]!)).toMatchObject({ name: "gateway", serves: expect.any(Array), docs: expect.any(Array) });
-    expect(JSON.parse(outputs[1]!).error.message).toContain("This gateway does not serve POST /v1/embeddings.");
+    expect(JSON.parse(outputs[1]!).error.message).toContain("This gateway does not serve POST /v1/embeddings");
     expect(JSON.parse(outputs[2]!).links).toEqual({ api: "/api/v1/admin", openapi: "/api/v1/admin/openapi.json" });
   });
 });
