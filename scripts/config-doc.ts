@@ -9,6 +9,7 @@ import { ADMIN_AUTH_MODULES, COMPILED_AUTH_MODULES, INGRESS_AUTH_MODULES } from 
 import { AUTO_PROVIDERS, embeddedDefaultText } from "../src/config/default.ts";
 import { loadConfigTree } from "../src/config/load.ts";
 import { GatewayConfig, NAME_PATTERN, PROTOCOLS, SecretRef } from "../src/config/schema.ts";
+import { NOT_YET_SUPPORTED } from "../src/config/unsupported.ts";
 import { defaultBaseUrl } from "../src/providers/provider.ts";
 
 export const DOC_PATH = join(import.meta.dir, "..", "docs", "configuration.md");
@@ -105,6 +106,10 @@ function loadTimeNotes(): Record<string, string> {
   for (const key of ["mode", "interval_secs", "timeout_secs"] as const) {
     notes[`health.${key}`] = health(key, "");
     notes[`providers.<name>.health.${key}`] = health(key, "the top-level `health` value, else ");
+  }
+  for (const { path, lands } of NOT_YET_SUPPORTED) {
+    const at = path.replaceAll("*", "<name>");
+    notes[at] = [`**Not supported by this build yet** (lands with ${lands}): refused when set (see Not supported yet).`, notes[at]].filter(Boolean).join(" ");
   }
   return notes;
 }
@@ -230,6 +235,12 @@ Beyond types and ranges, startup stops on:
 - a non-loopback \`admin_listen\` with an empty \`auth.admin_auth\` chain (an open admin plane off loopback would give anyone full authority), and \`admin_require_mtls\` without \`admin_tls.client_ca_file\`;
 - modules missing what they need: \`tokens\` without \`auth.tokens\`, \`keys\` without \`auth.signing_key\`, \`admin-tokens\` without \`auth.admin_tokens\`, \`plugins.fetch\` without \`plugins.registry_url\`, an oidc provider without \`issuer\`/\`audience\`, a forge provider without \`client_id\` or not named \`forge\`, an exporter without its required setting;
 - members in the wrong place: \`region\` and AWS keys on a non-bedrock provider, a bedrock provider with neither \`region\` nor \`base_url\`, half an AWS key pair (\`aws_access_key_id\` and \`aws_secret_access_key\` go together; \`aws_session_token\` needs both), \`base_url\`/\`api_key\` on a mock provider, \`latency_ms\` off a mock, a tap without \`at\` or a gate with one, a plugin transport without \`target\`, a windowed limit with no \`requests\`, \`tokens\` or \`budget_cents\`, a hook named after a reserved \`on_error\` word, an unknown key in an oidc or forge provider's \`settings\`, a stream a built-in exporter does not carry, or \`fields\` on one.
+
+## Not supported yet
+
+The schema describes the whole gateway, but this build does not yet carry every feature. A member this build would not act on is **refused with its path** (\`hooks: not supported by this build yet (lands with hooks and plugins (issue 17))\`) by \`gateway --check\`, at boot, on \`POST /config/reload\` and by the admin API (\`POST /config/validate\` answers its verdict \`ok: false\` with the line, \`POST /config/apply\` and \`PUT /config/settings\` a \`400\`), never accepted silently. An empty map or list (\`hooks: {}\`) asks for nothing and is let through. The members, and what each lands with (src/config/unsupported.ts is the one list; a feature that lands removes its entry):
+
+${NOT_YET_SUPPORTED.map(({ path, lands }) => `- ${code(path.replaceAll("*", "<name>"))}: ${lands}`).join("\n")}
 
 Warnings are logged at startup but do not stop it: an empty \`auth.chain\` (open data plane), an empty \`auth.admin_auth\` (open admin plane, loopback only), an empty provider key, an unwritable \`config.overlay\` directory, and an auth module this build does not carry.
 

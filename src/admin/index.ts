@@ -26,6 +26,7 @@ import type { Server } from "bun";
 import { BodyReadTimeout, bodyReadTimeoutMessage, readWithin } from "../http/body-deadline.ts";
 import { BodyTooLargeError, closeConnection } from "../http/serve.ts";
 import { malformedEscape } from "../http/paths.ts";
+import { rootPage } from "../http/root-page.ts";
 
 export const ADMIN_PREFIX = "/api/v1/admin";
 const ADMIN_METHODS = "GET, POST, PUT, PATCH, DELETE, OPTIONS";
@@ -129,6 +130,21 @@ export type AdminFetch = ((request: Request, server?: Pick<Server<undefined>, "r
   readonly warm: () => void;
 };
 
+/** `GET /` on the admin listener: where the API and its description are; the console will sit at /ui (design/console.md). */
+const adminRootPage = rootPage({
+  listener: "the admin plane; every path under the API needs an admin credential",
+  serves: [`${ADMIN_PREFIX}/...`, `GET ${ADMIN_PREFIX}/openapi.json`],
+  links: { api: ADMIN_PREFIX, openapi: `${ADMIN_PREFIX}/openapi.json` /* console: "/ui" once it lands */ },
+  docs: ["docs/admin-api.md: every admin endpoint", "docs/operations.md: running the gateway", "README.md, and `gateway --help`"],
+});
+
+/** `GET /` or `HEAD /` (a full URL's path is `/` when it ends right after the host's first slash). */
+function isRootPath(request: Request): boolean {
+  if (request.method !== "GET" && request.method !== "HEAD") return false;
+  const url = request.url;
+  return url.charCodeAt(url.length - 1) === 0x2f && url.indexOf("/", url.indexOf("//") + 2) === url.length - 1;
+}
+
 export function adminFetch(deps: AdminDeps): AdminFetch {
   // The router (every controller and its schemas, ~4 ms) is built on first use or by `warm`, not before
   // the listeners are up: a cold start waited for it though its first request is never an admin one.
@@ -156,6 +172,8 @@ export function adminFetch(deps: AdminDeps): AdminFetch {
     listener ??= { hostname: bound.hostname, tls: bound.tls, port: server?.port ?? bound.port };
     const foreign = siteRefusal(snapshot, request, listener);
     if (foreign !== undefined) return errorResponse("forbidden", foreign);
+    // The pointer page holds no data, so it needs no credential (docs/operations.md, "The pages at /").
+    if (isRootPath(request)) return adminRootPage(request);
     const origin = request.headers.get("origin");
     if (origin === null) return answer(request, snapshot);
     // An allowed browser origin (a console served elsewhere) needs the CORS answers to read anything.

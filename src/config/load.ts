@@ -10,6 +10,7 @@ import { Value } from "@sinclair/typebox/value";
 import { resolveConfig } from "./resolve.ts";
 import { GatewayConfig } from "./schema.ts";
 import { schemaErrors } from "./schema-errors.ts";
+import { unsupportedErrors } from "./unsupported.ts";
 import { freezeSnapshot, type Snapshot } from "./snapshot.ts";
 import { embeddedDefaultText } from "./default.ts";
 
@@ -56,13 +57,13 @@ export function parseConfigText(text: string, source: string, env: LoadContext["
 const notMapping = (tree: unknown) =>
   typeof tree !== "object" || tree === null || Array.isArray(tree) ? [`(root): expected a mapping of config sections, got ${Array.isArray(tree) ? "a list" : typeof tree}`] : undefined;
 
-/** Schema and reference errors together, none quoting a value from the environment or a secret position. */
+/** Schema, not-yet-supported and reference errors together, none quoting a value from the environment or a secret position. */
 function treeErrors(tree: object, concealed: Concealed): string[] {
   const conceal = (text: string) => concealed.variableIn(text);
   // The verdict first: a valid config (every start) skips the error walk, a generator over the whole
   // schema that is slow while cold; both are TypeBox's interpreter over the same schema.
   const schema = Value.Check(GatewayConfig, tree) ? [] : schemaErrors(GatewayConfig, tree, { conceal });
-  return [...schema, ...referenceErrors(tree, conceal)].map((e) => concealed.scrub(e));
+  return [...schema, ...unsupportedErrors(tree), ...referenceErrors(tree, conceal)].map((e) => concealed.scrub(e));
 }
 
 /** Validates a tree and resolves it. Schema and reference errors are reported together. */

@@ -12,7 +12,7 @@ import { parseListenAddress } from "./listen.ts";
 import { isLoopback } from "./references.ts";
 import { GatewayConfig, type PoolCfg, type ProviderCfg, type SecretRef } from "./schema.ts";
 import { Secret } from "./secret.ts";
-import type { AdminToken, ClientToken, ListenerSettings, Snapshot } from "./snapshot.ts";
+import { nameList, type AdminToken, type ClientToken, type ListenerSettings, type Snapshot } from "./snapshot.ts";
 
 export interface ResolveContext {
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -271,6 +271,7 @@ export function resolveConfig(validated: GatewayConfig, ctx: ResolveContext): Re
       lanes,
       pools,
       poolPatterns,
+      modelNames: modelNamesOf(pools),
       laneDefaults: { breaker: { ...BREAKER_DEFAULTS, ...routing.breaker }, failover: { ...FAILOVER_DEFAULTS, ...routing.failover } },
       globalHooks,
       listeners,
@@ -285,6 +286,11 @@ export function resolveConfig(validated: GatewayConfig, ctx: ResolveContext): Re
       warnings: c.warnings,
     },
   };
+}
+
+function modelNamesOf(pools: ReadonlyMap<string, Pool>): Snapshot["modelNames"] {
+  const names = [...pools.keys()].sort();
+  return { names, listed: nameList(names) };
 }
 
 /** `claude-*` -> /^claude-.*$/: `*` is any run of characters, everything else literal. */

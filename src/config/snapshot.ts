@@ -37,6 +37,8 @@ export interface Snapshot {
   readonly pools: ReadonlyMap<string, Pool>;
   /** Pools whose name has a `*`, in config order: they serve the model names they match (see poolFor). */
   readonly poolPatterns: readonly { readonly pattern: RegExp; readonly pool: Pool }[];
+  /** Every name a caller may send as a model (the keys of `pools`), sorted, and listed once for the unknown-model answer. */
+  readonly modelNames: { readonly names: readonly string[]; readonly listed: string };
   /** The `routing:` defaults: the settings of the lane-default cell direct routes use. */
   readonly laneDefaults: { readonly breaker: BreakerSettings; readonly failover: FailoverSettings };
   readonly globalHooks: readonly string[];
@@ -57,6 +59,15 @@ export interface Snapshot {
   readonly configPersistence: boolean;
   /** Things an operator should hear about at boot; they do not stop it. */
   readonly warnings: readonly string[];
+}
+
+/** Most names an unknown-model answer lists before "and N more". */
+export const LISTED_NAMES = 20;
+
+/** `a`, `b`, `c`, or the first 20 and "and N more". */
+export function nameList(names: readonly string[]): string {
+  const shown = names.slice(0, LISTED_NAMES).map((n) => `\`${n}\``).join(", ");
+  return names.length > LISTED_NAMES ? `${shown} and ${names.length - LISTED_NAMES} more` : shown;
 }
 
 function deepFreeze<T>(value: T, seen = new WeakSet<object>()): T {

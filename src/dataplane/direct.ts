@@ -9,6 +9,7 @@ import type { Lane } from "../routing/lane.ts";
 import { modelNameProblem } from "./model-name.ts";
 import type { PipelineDeps } from "./exchange.ts";
 import { handleModelRequest } from "./pipeline.ts";
+import { unknownRoute } from "./unknown.ts";
 
 /** Only a URL holding a `%` is parsed for the check. */
 const malformedPath = (request: Request) => request.url.includes("%") && malformedEscape(new URL(request.url).pathname);
@@ -32,6 +33,8 @@ export function directRoutes(deps: PipelineDeps) {
     // The router needs one name for the first segment of both: `target` is a provider or a model alias.
     .post("/:target/:model", ({ request, params }) => {
       if (malformedPath(request)) return refuse(MALFORMED);
+      // No provider of that name: a path this gateway does not serve (POST /v1/embeddings), not a model.
+      if (!deps.holder.current.providers.has(params.target)) return unknownRoute(request, `\`${params.target}\` is not a provider of POST /{provider}/{model}`);
       // The model goes into the upstream URL (Gemini, Bedrock): refused before anything is read or sent.
       const problem = modelNameProblem(params.model);
       if (problem) return refuse(problem);

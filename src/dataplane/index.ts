@@ -10,7 +10,9 @@ import { modelsRoutes } from "./models.ts";
 import type { PipelineDeps } from "./exchange.ts";
 import { irError } from "../ir/index.ts";
 import { closeConnection, defaultTooLarge, tooLargeMessage } from "../http/serve.ts";
-import { ingressFor, methodNotAllowed, protocolHandlers, protocolRoutes } from "./routes.ts";
+import { ingressFor, methodNotAllowed, protocolHandlers, protocolRoutes, SERVED_PATHS } from "./routes.ts";
+import { rootPage } from "../http/root-page.ts";
+import { unknownRoute } from "./unknown.ts";
 
 export interface DataPlaneDeps extends PipelineDeps {
   readonly holder: ConfigHolder;
@@ -18,8 +20,17 @@ export interface DataPlaneDeps extends PipelineDeps {
   readonly startedAt: number;
 }
 
+/** `GET /` on the data listener: the model paths it serves and where the docs are (src/http/root-page.ts). */
+const dataRootPage = rootPage({
+  listener: "the data plane: each vendor's own API paths; point an SDK's base URL here",
+  serves: [...SERVED_PATHS.map((p) => `${p.method} ${p.path} (${p.protocol})`), "GET /healthz", "GET /metrics", "GET /stats"],
+  docs: ["docs/protocols.md: each path, and what each vendor's SDK needs", "docs/operations.md: running the gateway", "README.md, and `gateway --help`"],
+});
+
 export function buildDataApp(deps: DataPlaneDeps) {
-  return listenerApp("data", deps.logger)
+  return listenerApp("data", deps.logger, { notFound: (request) => unknownRoute(request) })
+    .get("/", ({ request }) => dataRootPage(request))
+    .head("/", ({ request }) => dataRootPage(request))
     .use(healthRoutes(deps.holder, deps.routing, deps.metering))
     .use(statsRoutes(deps.holder, deps.routing, deps.auth))
     .use(modelsRoutes(deps.holder, deps.startedAt))

@@ -22,6 +22,7 @@ import type { Exchange, PipelineDeps } from "./exchange.ts";
 import { answerFromMock } from "./mock-path.ts";
 import { passThrough } from "./passthrough.ts";
 import { translate } from "./translate.ts";
+import { unknownModelMessage } from "./unknown.ts";
 
 export interface ModelRoute {
   readonly context?: IngressContext;
@@ -111,7 +112,7 @@ async function serveModelRequest(deps: PipelineDeps, ingress: ProtocolAdapter, r
     // Not a name any pool or model could have (a path, a query, control characters): a bad request, not an
     // unknown model. A direct route names `{provider}/{model}`; its model part (after the first `/`) is judged.
     const problem = route.lane ? modelNameProblem(model.slice(model.indexOf("/") + 1)) : modelNameProblem(model, ROUTED_NAME);
-    return refuse(problem ? irError("invalid_request", problem, { param: "model" }) : irError("not_found", `The model \`${model}\` does not exist.`, { code: "model_not_found", param: "model" }));
+    return refuse(problem ? irError("invalid_request", problem, { param: "model" }) : irError("not_found", unknownModelMessage(snapshot, model, principal.allowedPools), { code: "model_not_found", param: "model" }));
   }
   if (principal.allowedPools && !principal.allowedPools.includes(pool.name)) return refuse(irError("permission", `This key may not use \`${model}\`.`), pool.name);
   // Group limits: admission counts the request and reserves its estimate before any lane is tried

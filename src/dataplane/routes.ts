@@ -28,7 +28,7 @@ function geminiCall(adapter: ProtocolAdapter, params: Params, url: string): Reso
   const colon = call.lastIndexOf(":");
   const model = call.slice(0, colon);
   const method = call.slice(colon + 1);
-  if (colon <= 0 || (method !== "generateContent" && method !== "streamGenerateContent")) return { adapter, notFound: `Method ${method || call} is not served by this gateway.` };
+  if (colon <= 0 || (method !== "generateContent" && method !== "streamGenerateContent")) return { adapter, notFound: `Method ${method || call} is not served by this gateway. It serves: ${SERVED_TEXT}.` };
   if (method === "generateContent") return { adapter, context: { pathModel: model, pathStream: false } };
   // Without `alt=sse` Gemini streams one JSON array; the adapter's variant for it is built once.
   const sse = new URL(url).searchParams.get("alt") === "sse";
@@ -50,6 +50,17 @@ const INGRESS_ROUTES: readonly IngressRoute[] = [
   { protocol: "bedrock", path: "/model/:modelId/converse", resolve: bedrockCall(false) },
   { protocol: "bedrock", path: "/model/:modelId/converse-stream", resolve: bedrockCall(true) },
 ];
+
+const GEMINI_METHODS = "{model}:generateContent | {model}:streamGenerateContent";
+/** Every model path the data listener serves, as a caller would write it: for `GET /` and the answer to a path it does not. */
+export const SERVED_PATHS: readonly { readonly method: string; readonly path: string; readonly protocol: string }[] = [
+  ...INGRESS_ROUTES.map((r) => ({ method: "POST", path: r.path.replace(":call", GEMINI_METHODS).replace(":modelId", "{modelId}"), protocol: r.protocol })),
+  { method: "POST", path: "/{provider}/{model}", protocol: "openai" },
+  { method: "POST", path: "/{model}", protocol: "openai" },
+  { method: "GET", path: "/v1/models", protocol: "openai" },
+];
+/** The same list in one line of text, made once. */
+export const SERVED_TEXT = SERVED_PATHS.map((p) => `${p.method} ${p.path}`).join(", ");
 
 /** A route pattern as a matcher, for the one caller that has no router to ask (the 413 answer). */
 const matcherOf = (path: string) => new RegExp(`^${path.replace(/:[A-Za-z]+/g, "[^/]+")}$`);

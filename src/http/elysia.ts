@@ -61,9 +61,10 @@ export function jsonController(name: string) {
 
 /**
  * Root instance of a listener's app. The route table for 405 is read lazily from the finished app,
- * once, at the first unmatched request.
+ * once, at the first unmatched request. `notFound` answers a path no route has (the data plane's says
+ * what it serves, in the caller's protocol).
  */
-export function listenerApp(name: string, logger: Logger, options: { prefix?: string } = {}) {
+export function listenerApp(name: string, logger: Logger, options: { prefix?: string; notFound?: (request: Request) => Response } = {}) {
   let table: RouteTable | undefined;
   const app = new Elysia({ name, prefix: options.prefix ?? "", normalize: false });
   return app.onError({ as: "global" }, ({ code, error, request }) => {
@@ -81,7 +82,7 @@ export function listenerApp(name: string, logger: Logger, options: { prefix?: st
             headers: { allow: allowed.join(", ") },
           });
         }
-        return errorResponse("not_found", `no route ${pathname}`);
+        return options.notFound?.(request) ?? errorResponse("not_found", `no route ${pathname}`);
       }
       case "PARSE":
         return errorResponse("invalid_request", "request body is not valid JSON");

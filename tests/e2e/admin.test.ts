@@ -22,12 +22,9 @@ models:
   m-up: {provider: up, model: gpt-x, context_window: 128000}
   mock-1: {provider: local}
 pools:
-  hooks: [audit-tap]
   chat:
     members: [{model: m-up, weight: 3}, {model: mock-1}]
     on_exhausted: least_bad
-hooks:
-  audit-tap: {kind: tap, at: response, transport: {kind: plugin, target: webhook}, settings: {url: "http://127.0.0.1:9/log", password: "${SECRET}-hook"}}
 auth:
   chain: [keys]
   signing_key: {env: GW_SIGNING_KEY}
@@ -99,10 +96,9 @@ describe("GET /config", () => {
       query_names: ["key"],
       health: { mode: "none", interval_secs: 30, timeout_secs: 5 },
     });
-    expect(view.hooks).toEqual([
-      { name: "audit-tap", kind: "tap", transport: { kind: "plugin", target: "webhook" }, prompt: "no", user: "no", priority: 0, at: "response", on_error: "weighted", timeout_ms: 200, settings_keys: ["password", "url"], global: true },
-    ]);
-    expect(view.global_hooks).toEqual(["audit-tap"]);
+    // Hooks land with issue 17: until then a config naming one does not load, so none is described.
+    expect(view.hooks).toEqual([]);
+    expect(view.global_hooks).toEqual([]);
   });
 
   test("no secret anywhere in any read endpoint or the logs", async () => {

@@ -135,8 +135,8 @@ describe("class 3: caller text never steers the upstream URL", () => {
     for (const model of ["..%2F..%2F__reset%3F", "a%3Fb", "a%00b"]) expect(statusOf(await rawPost(`/${model}`, body))).toBe(400);
     expect(statusOf(await rawPost("/no-such-alias", body))).toBe(404);
     expect(statusOf(await rawPost("/no-such-provider/gpt-4o", body))).toBe(404);
-    // A dot segment is resolved by the HTTP server itself (`/gem/..` is `/`): no route, no model.
-    for (const dots of ["..", "%2E%2E", ".%2e"]) expect(statusOf(await rawPost(`/gem/${dots}`, "{}"))).toBe(404);
+    // A dot segment is resolved by the HTTP server itself (`/gem/..` is `/`, the pointer page): no model route.
+    for (const dots of ["..", "%2E%2E", ".%2e"]) expect(statusOf(await rawPost(`/gem/${dots}`, "{}"))).toBe(405);
     expect(upstreamPaths()).toEqual([]);
   });
 

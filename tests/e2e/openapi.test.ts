@@ -14,8 +14,6 @@ models:
   mock-1: {provider: local}
 pools:
   chat: {members: [{model: mock-1}]}
-hooks:
-  tap-a: {kind: tap, at: response, transport: {kind: plugin, target: webhook}, settings: {url: "http://127.0.0.1:9/x"}}
 auth:
   chain: [keys]
   signing_key: {env: GW_SIGNING_KEY}

@@ -6,6 +6,7 @@ import { embeddedDefaultText } from "../../src/config/default.ts";
 import { checkConfig, loadConfigText, loadConfigTree, locateConfig, parseConfigText, type LoadResult } from "../../src/config/load.ts";
 import { readOverlay } from "../../src/config/overlay.ts";
 import { ConfigHolder, poolFor } from "../../src/config/snapshot.ts";
+import { NOT_YET_SUPPORTED } from "../../src/config/unsupported.ts";
 import { makeTlsDir } from "../support/tls.ts";
 
 const load = (yaml: string, env: Record<string, string> = {}) => loadConfigText(yaml, "test.yaml", { env });
@@ -268,9 +269,18 @@ describe("the whole tree", () => {
       OIDC_CLIENT_SECRET: "oidc-secret",
     };
     const text = readFileSync(join(import.meta.dir, "../fixtures/full.yaml"), "utf8");
-    const snapshot = okSnapshot(load(text, env));
+    // config.md describes features this build does not carry yet: each is refused with its path.
+    expect(errorsOf(load(text, env))).toEqual(NOT_YET_SUPPORTED.map((n) => `${n.path.replace("*", "chat")}: not supported by this build yet (lands with ${n.lands})`));
+    const parsed = parseConfigText(text, "full.yaml", env);
+    if (!parsed.ok) throw new Error(parsed.errors.join("\n"));
+    const tree = parsed.tree as Record<string, Record<string, unknown>>;
+    for (const key of ["hooks", "plugins", "export", "identity-providers", "role_bindings", "default_team", "public_url"]) delete tree[key];
+    delete tree.pools!.hooks;
+    delete (tree.pools!.chat as Record<string, unknown>).hooks;
+    delete tree.auth!.key_ttl;
+    delete tree.advanced!.response_headers;
+    const snapshot = okSnapshot(loadConfigTree(tree, "full.yaml", { env }));
     expect([...snapshot.pools.keys()].filter((p) => !snapshot.pools.get(p)?.implicit)).toEqual(["chat"]);
-    expect(snapshot.globalHooks).toEqual(["request-log-tap"]);
     expect(snapshot.providers.get("aws")?.baseUrl).toBe("https://bedrock-runtime.us-east-1.amazonaws.com");
     expect(snapshot.listeners.data.tls?.ca).toContain("BEGIN CERTIFICATE");
     expect(snapshot.pools.get("chat")?.breaker).toEqual({ error_rate: 0.5, window_secs: 60, min_requests: 5, consecutive_n: 3, base_cooldown_secs: 15, max_cooldown_secs: 120 });

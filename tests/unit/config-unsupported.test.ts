@@ -1,0 +1,55 @@
+// Config this build cannot honour yet is refused with its path (src/config/unsupported.ts), on every
+// way a config is judged: a load (boot, --check, reload, apply) and the admin dry run with or without
+// resolving the environment.
+import { describe, expect, test } from "bun:test";
+import { checkConfig, loadConfigText } from "../../src/config/load.ts";
+import { NOT_YET_SUPPORTED, unsupportedErrors } from "../../src/config/unsupported.ts";
+
+const BASE = "providers: {p: {protocol: mock}}\nmodels: {m: {provider: p}}\n";
+const refusal = (path: string, lands: string) => `${path}: not supported by this build yet (lands with ${lands})`;
+const landsOf = (path: string) => NOT_YET_SUPPORTED.find((n) => n.path === path)!.lands;
+
+describe("config this build cannot honour yet", () => {
+  const cases: [string, string][] = [
+    ["hooks", "hooks: {h: {kind: gate}}\n"],
+    ["pools.hooks", "pools: {hooks: [h]}\nhooks: {h: {kind: gate}}\n"],
+    ["plugins", "plugins: {dir: ./plugins}\n"],
+    ["export", "export: {scrape: {module: prometheus}}\n"],
+    ["advanced.response_headers", "advanced: {response_headers: {server_timing: true}}\n"],
+    ["identity-providers", "identity-providers: {corp: {module: oidc, settings: {issuer: https://i.example, audience: gw}}}\n"],
+    ["role_bindings", "role_bindings: {corp: {ml: {group: ml}}}\n"],
+    ["default_team", "default_team: everyone\n"],
+    ["public_url", "public_url: https://gw.example.com\n"],
+    ["auth.key_ttl", "auth: {key_ttl: 30d}\n"],
+  ];
+  for (const [path, yaml] of cases) {
+    test(`${path} is refused with its path by a load and by both dry runs`, () => {
+      const loaded = loadConfigText(BASE + yaml, "t.yaml", { env: {} });
+      expect(loaded.ok).toBe(false);
+      if (!loaded.ok) expect(loaded.errors).toContain(refusal(path, landsOf(path)));
+      for (const resolve of [true, false]) {
+        const verdict = checkConfig({ yaml: BASE + yaml }, { env: {}, resolve });
+        expect(verdict.ok).toBe(false);
+        expect(verdict.errors).toContain(refusal(path, landsOf(path)));
+      }
+    });
+  }
+
+  test("a pool's own hooks are refused under the pool's name", () => {
+    const loaded = loadConfigText(`${BASE}pools: {chat: {members: [{model: m}], hooks: [h]}}\nhooks: {h: {kind: gate}}\n`, "t.yaml", { env: {} });
+    expect(loaded.ok ? [] : loaded.errors).toEqual([refusal("hooks", landsOf("hooks")), refusal("pools.chat.hooks", landsOf("pools.*.hooks"))]);
+  });
+
+  test("an empty map or list asks for nothing and loads; so does a config without them", () => {
+    for (const yaml of ["", "hooks: {}\nplugins: {}\nexport: {}\nrole_bindings: {}\nidentity-providers: {}\n", "pools: {hooks: [], chat: {members: [{model: m}], hooks: []}}\nadvanced: {response_headers: {}, config_versions_retained: 5}\n"]) {
+      const loaded = loadConfigText(BASE + yaml, "t.yaml", { env: {} });
+      expect(loaded.ok ? [] : loaded.errors).toEqual([]);
+    }
+  });
+
+  test("the check reads the tree as written, not a defaulted one, and costs nothing without them", () => {
+    expect(unsupportedErrors({ auth: { chain: [] }, advanced: { config_versions_retained: 3 } })).toEqual([]);
+    expect(unsupportedErrors({ pools: { hooks: "not a list" } })).toEqual([refusal("pools.hooks", landsOf("pools.hooks"))]);
+    expect(unsupportedErrors(null)).toEqual([]);
+  });
+});
