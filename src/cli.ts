@@ -25,7 +25,7 @@ Options:
                            the first broken entry (altered, missing, reordered or truncated)
   --print-default-config   print the embedded default config and exit
   --log-level LEVEL        debug | info | warn | error (default: info, or $GATEWAY_LOG_LEVEL)
-  --version                print the version and exit
+  --version                print the version, the commit and target it was built from, and exit
   --help                   print this help and exit
 
 Logs are JSON lines on stderr. SIGTERM or SIGINT drains in-flight requests, then exits 0.
