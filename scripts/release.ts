@@ -1,7 +1,7 @@
 // `npm run release`: every release binary into dist/release/, named gateway-<version>-<target>[.exe],
 // and SHA256SUMS in `sha256sum` format (`sha256sum -c SHA256SUMS` checks them). Bun fetches each
 // foreign target's runtime from the npm registry once and caches it (docs/release.md).
-import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { VERSION } from "../src/version.ts";
 import { compile, gitCommit, type Target } from "./compile.ts";
@@ -18,6 +18,9 @@ export const RELEASE_DIR = join(import.meta.dir, "..", "dist", "release");
 
 export const releaseFile = (target: Target) => `gateway-${VERSION}-${target}${target.startsWith("windows") ? ".exe" : ""}`;
 
+/** Every file a release holds besides SHA256SUMS: the binaries and the install script that picks one. */
+export const RELEASE_FILES: readonly string[] = [...TARGETS.map(releaseFile), "install.sh"];
+
 if (import.meta.main) {
   const root = join(import.meta.dir, "..");
   const commit = gitCommit(root);
@@ -26,6 +29,7 @@ if (import.meta.main) {
   mkdirSync(RELEASE_DIR, { recursive: true });
   // One at a time: each compile is CPU-bound and a 100 MiB write; in parallel they only contend.
   const sums: string[] = [];
+  const sum = async (name: string) => sums.push(`${new Bun.CryptoHasher("sha256").update(await Bun.file(join(RELEASE_DIR, name)).arrayBuffer()).digest("hex")}  ${name}`);
   for (const target of TARGETS) {
     const t0 = performance.now();
     const name = releaseFile(target);
@@ -35,13 +39,15 @@ if (import.meta.main) {
       for (const error of errors) console.error(error);
       process.exit(1);
     }
-    const hash = new Bun.CryptoHasher("sha256").update(await Bun.file(join(RELEASE_DIR, name)).arrayBuffer()).digest("hex");
-    sums.push(`${hash}  ${name}`);
+    await sum(name);
     console.log(`built ${name} in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   }
+  // Served beside the binaries, so `curl -fsSL "$GATEWAY_DOWNLOAD_URL/install.sh" | sh` needs one address.
+  copyFileSync(join(root, "packaging/install.sh"), join(RELEASE_DIR, "install.sh"));
+  await sum("install.sh");
   writeFileSync(join(RELEASE_DIR, "SHA256SUMS"), `${sums.join("\n")}\n`);
   // Bun may leave build side files (a .bun-build temp) beside the outputs on some targets.
-  const extra = readdirSync(RELEASE_DIR).filter((f) => f !== "SHA256SUMS" && !TARGETS.some((t) => releaseFile(t) === f));
+  const extra = readdirSync(RELEASE_DIR).filter((f) => f !== "SHA256SUMS" && !RELEASE_FILES.includes(f));
   if (extra.length > 0) console.warn(`release: unexpected files in ${RELEASE_DIR}: ${extra.join(", ")}`);
-  console.log(`release ${VERSION} (commit ${commit}): ${TARGETS.length} binaries and SHA256SUMS in dist/release/, ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  console.log(`release ${VERSION} (commit ${commit}): ${TARGETS.length} binaries, install.sh and SHA256SUMS in dist/release/, ${((performance.now() - started) / 1000).toFixed(1)} s`);
 }

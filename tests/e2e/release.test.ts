@@ -7,7 +7,7 @@ import { copyFileSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFile
 import { join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
 import { gitCommit, hostTarget, type Target } from "../../scripts/compile.ts";
-import { releaseFile, TARGETS } from "../../scripts/release.ts";
+import { RELEASE_FILES, releaseFile, TARGETS } from "../../scripts/release.ts";
 import { baseEnv, ROOT, tempDir } from "../support/gateway.ts";
 import { codeBlocks } from "../support/markdown.ts";
 import { readExecutable, RELEASE_DIR, runRelease, type Executable } from "../support/release.ts";
@@ -34,7 +34,7 @@ describe("npm run release", () => {
     const names = TARGETS.map(releaseFile);
     expect(names).toContain(`gateway-${pkg.version}-linux-x64`);
     expect(names).toContain(`gateway-${pkg.version}-windows-x64.exe`);
-    expect(readdirSync(RELEASE_DIR).sort()).toEqual([...names, "SHA256SUMS"].sort());
+    expect(readdirSync(RELEASE_DIR).sort()).toEqual([...names, "install.sh", "SHA256SUMS"].sort());
     expect(output).toContain(`release ${pkg.version}`);
   });
 
@@ -44,14 +44,13 @@ describe("npm run release", () => {
 
   test("SHA256SUMS lists every file with its digest, in sha256sum's format", async () => {
     const lines = readFileSync(join(RELEASE_DIR, "SHA256SUMS"), "utf8").trimEnd().split("\n");
-    expect(lines.length).toBe(TARGETS.length);
-    for (const target of TARGETS) {
-      const name = releaseFile(target);
+    expect(lines.length).toBe(RELEASE_FILES.length);
+    for (const name of RELEASE_FILES) {
       const digest = new Bun.CryptoHasher("sha256").update(await Bun.file(join(RELEASE_DIR, name)).arrayBuffer()).digest("hex");
       expect(lines).toContain(`${digest}  ${name}`);
     }
     const check = Bun.spawnSync(["sha256sum", "-c", "SHA256SUMS"], { cwd: RELEASE_DIR, stdout: "pipe", stderr: "pipe" });
-    expect({ code: check.exitCode, out: check.stdout.toString().trim().split("\n").length }).toEqual({ code: 0, out: TARGETS.length });
+    expect({ code: check.exitCode, out: check.stdout.toString().trim().split("\n").length }).toEqual({ code: 0, out: RELEASE_FILES.length });
   });
 
   test("docs/release.md's check of a download passes a good file and fails a bad one, as printed", () => {
@@ -82,5 +81,6 @@ describe("npm run release", () => {
       const printed = Bun.spawnSync(["sh", "-ec", block], { env: baseEnv({ PATH: `${bin}:${process.env.PATH}` }), stdout: "pipe", timeout: 15_000 });
       expect(printed.stdout.toString()).toBe(run.stdout.toString());
     }
+    rmSync(bin, { recursive: true, force: true });
   });
 });
