@@ -84,6 +84,13 @@ describe("packaging/install.sh", () => {
     expect(installedFiles(run.home)).toEqual(["gateway"]);
   });
 
+  test("README's Download command, as printed, installs the same way", async () => {
+    const [block] = codeBlocks(join(ROOT, "README.md"), "Download");
+    const run = await install(block!);
+    expect({ code: run.code, files: installedFiles(run.home) }).toEqual({ code: 0, files: ["gateway"] });
+    expect(run.stderr).toContain(`installed gateway ${pkg.version} (commit `);
+  });
+
   test("GATEWAY_INSTALL_DIR on PATH: installed there, no PATH advice; again over it: replaced", async () => {
     const home = tempDir("gw-dir-");
     made.push(home);
