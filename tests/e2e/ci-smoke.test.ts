@@ -1,7 +1,7 @@
 // docs/ci.md's smoke test, run exactly as printed: its shell script against a local server holding the
 // release (dist/release/), in a throwaway folder, with the openai package the job's `npm install` step
 // would put there (the project's own, linked); and its GitHub Actions job is valid YAML that calls the
-// script after installing that package. About 3 s once the release exists.
+// script after installing that package. About 3 s once the release is built (once per test run, shared with release.test.ts).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -10,13 +10,13 @@ import pkg from "../../package.json" with { type: "json" };
 import { hostTarget } from "../../scripts/compile.ts";
 import { ROOT, tempDir } from "../support/gateway.ts";
 import { codeBlocks } from "../support/markdown.ts";
-import { ensureRelease, RELEASE_DIR } from "../support/release.ts";
+import { buildRelease, RELEASE_DIR } from "../support/release.ts";
 
 const DOC = join(ROOT, "docs/ci.md");
 let server: ReturnType<typeof Bun.serve>;
 let work: string;
 beforeAll(async () => {
-  await ensureRelease();
+  await buildRelease();
   server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,

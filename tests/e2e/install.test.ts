@@ -1,7 +1,7 @@
 // packaging/install.sh against a local HTTP server holding the release (dist/release/), in a throwaway
 // HOME: it installs this machine's binary, which runs; a file that does not match SHA256SUMS is refused
 // and nothing is installed; an OS or CPU with no build fails naming it; a Mac on Apple silicon (a fake
-// `uname` first on PATH) gets the darwin-arm64 file. About 3 s once the release exists.
+// `uname` first on PATH) gets the darwin-arm64 file. About 3 s once the release is built (once per test run, shared with release.test.ts).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -10,7 +10,7 @@ import { hostTarget } from "../../scripts/compile.ts";
 import { releaseFile } from "../../scripts/release.ts";
 import { ROOT, tempDir } from "../support/gateway.ts";
 import { codeBlocks } from "../support/markdown.ts";
-import { ensureRelease, readExecutable, RELEASE_DIR } from "../support/release.ts";
+import { buildRelease, readExecutable, RELEASE_DIR } from "../support/release.ts";
 
 const SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin";
 const HOST_FILE = releaseFile(hostTarget());
@@ -19,7 +19,7 @@ let tampered: string;
 
 /** The release under /good/; under /tampered/ the same SHA256SUMS, but the host's file is another one. */
 beforeAll(async () => {
-  await ensureRelease();
+  await buildRelease();
   tampered = tempDir("gw-tampered-");
   writeFileSync(join(tampered, "SHA256SUMS"), readFileSync(join(RELEASE_DIR, "SHA256SUMS")));
   writeFileSync(join(tampered, HOST_FILE), "#!/bin/sh\necho not the gateway\n");
@@ -137,6 +137,15 @@ describe("packaging/install.sh", () => {
   test.skipIf(!Bun.which("shellcheck"))("POSIX sh that shellcheck passes (Debian's shellcheck package)", () => {
     const check = Bun.spawnSync(["shellcheck", "--shell=sh", join(ROOT, "packaging/install.sh")], { stdout: "pipe", stderr: "pipe", timeout: 30_000 });
     expect({ code: check.exitCode, out: check.stdout.toString() }).toEqual({ code: 0, out: "" });
+  });
+
+  test("a target the release does not have, or an address with no release, fails naming it", async () => {
+    const base = `http://127.0.0.1:${server.port}`;
+    const noFile = await install(SCRIPT, { env: { GATEWAY_TARGET: "linux-riscv64" } });
+    expect({ code: noFile.code, stderr: noFile.stderr }).toEqual({ code: 1, stderr: `gateway install: no file for linux-riscv64 in ${base}/good/SHA256SUMS\n` });
+    const noRelease = await install(SCRIPT, { root: "nothing-here" });
+    expect(noRelease.code).toBe(1);
+    expect(noRelease.stderr).toEndWith(`gateway install: cannot download ${base}/nothing-here/SHA256SUMS\n`);
   });
 
   test("without GATEWAY_DOWNLOAD_URL it says what to set", async () => {

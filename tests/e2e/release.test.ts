@@ -1,7 +1,8 @@
 // `npm run release` (scripts/release.ts): one binary per target, each for the OS and CPU its name says
 // (read from its header bytes), SHA256SUMS matching every file and checkable by `sha256sum -c`, and the
-// host's binary printing its version, commit and target; docs/release.md's commands as printed. About 10 s here with Bun's target runtimes
-// fetched afresh, 6 s with them cached; bounded at 4 minutes for a slow registry.
+// host's binary printing its version, commit and target; docs/release.md's commands as printed. About
+// 10 s here with Bun's target runtimes fetched afresh, 6 s with them cached; bounded at 4 minutes for a
+// slow registry.
 import { beforeAll, describe, expect, test } from "bun:test";
 import { copyFileSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -10,7 +11,7 @@ import { gitCommit, hostTarget, type Target } from "../../scripts/compile.ts";
 import { RELEASE_FILES, releaseFile, TARGETS } from "../../scripts/release.ts";
 import { baseEnv, ROOT, tempDir } from "../support/gateway.ts";
 import { codeBlocks } from "../support/markdown.ts";
-import { readExecutable, RELEASE_DIR, runRelease, type Executable } from "../support/release.ts";
+import { buildRelease, readExecutable, RELEASE_DIR, type Executable } from "../support/release.ts";
 
 const EXPECTED: Record<Target, Executable> = {
   "linux-x64": { format: "elf", machine: "x86-64", interpreter: "/lib64/ld-linux-x86-64.so.2" },
@@ -25,7 +26,7 @@ const EXPECTED: Record<Target, Executable> = {
 const DOC = join(ROOT, "docs/release.md");
 let output = "";
 beforeAll(async () => {
-  output = await runRelease();
+  output = await buildRelease();
 }, 240_000);
 
 describe("npm run release", () => {

@@ -1,13 +1,12 @@
 // The release files (dist/release/, `npm run release`) for the tests that need them, and the reading of
 // an executable's header: what OS and CPU it is for, without running it.
-import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT } from "./gateway.ts";
 
 export const RELEASE_DIR = join(ROOT, "dist/release");
 
 /** Runs `npm run release` as the docs print it (scripts/release.ts), bounded; returns its output. */
-export async function runRelease(timeoutMs = 240_000): Promise<string> {
+async function runRelease(timeoutMs: number): Promise<string> {
   const proc = Bun.spawn(["npm", "run", "release"], { cwd: ROOT, stdout: "pipe", stderr: "pipe", stdin: "ignore" });
   const timer = setTimeout(() => proc.kill("SIGKILL"), timeoutMs);
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
@@ -16,11 +15,13 @@ export async function runRelease(timeoutMs = 240_000): Promise<string> {
   return stdout;
 }
 
-/** The release files, built once if this checkout has none yet (the install and CI-recipe tests). */
-export async function ensureRelease(): Promise<string> {
-  if (!existsSync(join(RELEASE_DIR, "SHA256SUMS"))) await runRelease();
-  return RELEASE_DIR;
-}
+let built: Promise<string> | undefined;
+
+/**
+ * The release of this checkout as it is now, built once per test run (every file of one `bun test`
+ * shares it; ~6-10 s), so no test uses a release left over from older sources. Returns the output.
+ */
+export const buildRelease = (): Promise<string> => (built ??= runRelease(240_000));
 
 export type Executable =
   | { format: "elf"; machine: "x86-64" | "aarch64" | number; interpreter: string | undefined }
