@@ -31,8 +31,10 @@ if [ -z "$target" ]; then
   case "$os" in
     Linux)
       os=linux
-      # Alpine and other musl systems: the glibc build does not start there.
-      if ls /lib/ld-musl-*.so.1 >/dev/null 2>&1 || { ldd --version 2>&1 || true; } | grep -qi musl; then
+      # Alpine and other musl systems: the glibc build does not start there. Their ldd is musl's; failing
+      # that, a system with musl's loader and without glibc's (which a Debian with musl installed has).
+      case "$arch" in x64) glibc=/lib64/ld-linux-x86-64.so.2 ;; *) glibc=/lib/ld-linux-aarch64.so.1 ;; esac
+      if { ldd --version 2>&1 || true; } | grep -qi musl || { [ ! -e "$glibc" ] && ls /lib/ld-musl-*.so.1 >/dev/null 2>&1; }; then
         arch="$arch-musl"
       fi
       ;;

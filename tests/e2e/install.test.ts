@@ -47,16 +47,21 @@ interface Installed {
   readonly home: string;
 }
 
-/** Runs `script` with sh in a fresh HOME; `uname`: a fake one first on PATH, printing these for -s and -m. */
-async function install(script: string, options: { root?: string; env?: Record<string, string>; uname?: [string, string]; path?: string } = {}): Promise<Installed> {
+/** Runs `script` with sh in a fresh HOME; `uname`: a fake one first on PATH, printing these for -s and -m; `ldd`: a fake one printing this for --version. */
+async function install(script: string, options: { root?: string; env?: Record<string, string>; uname?: [string, string]; ldd?: string; path?: string } = {}): Promise<Installed> {
   const home = tempDir("gw-home-");
   made.push(home);
   let path = options.path ?? SYSTEM_PATH;
-  if (options.uname) {
+  const fakes: Record<string, string> = {};
+  if (options.uname) fakes.uname = `case "$1" in -s) echo ${options.uname[0]} ;; -m) echo ${options.uname[1]} ;; *) exit 1 ;; esac`;
+  if (options.ldd) fakes.ldd = `printf '%s\\n' '${options.ldd.replaceAll("\n", "' '")}' >&2; exit 1`; // musl's ldd: stderr, exit 1
+  if (Object.keys(fakes).length > 0) {
     const bin = join(home, "fake-bin");
     mkdirSync(bin);
-    writeFileSync(join(bin, "uname"), `#!/bin/sh\ncase "$1" in -s) echo ${options.uname[0]} ;; -m) echo ${options.uname[1]} ;; *) exit 1 ;; esac\n`);
-    chmodSync(join(bin, "uname"), 0o755);
+    for (const [name, body] of Object.entries(fakes)) {
+      writeFileSync(join(bin, name), `#!/bin/sh\n${body}\n`);
+      chmodSync(join(bin, name), 0o755);
+    }
     path = `${bin}:${path}`;
   }
   const env = { HOME: home, PATH: path, GATEWAY_DOWNLOAD_URL: `http://${server.hostname}:${server.port}/${options.root ?? "good"}`, ...options.env };
@@ -137,6 +142,16 @@ describe("packaging/install.sh", () => {
   test.skipIf(!Bun.which("shellcheck"))("POSIX sh that shellcheck passes (Debian's shellcheck package)", () => {
     const check = Bun.spawnSync(["shellcheck", "--shell=sh", join(ROOT, "packaging/install.sh")], { stdout: "pipe", stderr: "pipe", timeout: 30_000 });
     expect({ code: check.exitCode, out: check.stdout.toString() }).toEqual({ code: 0, out: "" });
+  });
+
+  test("a Linux whose ldd is musl's (Alpine) gets the musl file", async () => {
+    const run = await install(SCRIPT, { uname: ["Linux", "x86_64"], ldd: "musl libc (x86_64)\nVersion 1.2.5" });
+    const file = releaseFile("linux-x64-musl");
+    expect(run.stderr).toContain(`downloading http://127.0.0.1:${server.port}/good/${file}\n`);
+    expect(run.stderr).toContain(`checksum OK (${file})`);
+    // This host has no musl loader: refused after the check, as on any machine the file cannot run on.
+    expect(run.stderr).toContain(`gateway install: ${file} does not run on this machine (`);
+    expect(installedFiles(run.home)).toEqual([]);
   });
 
   test("a target the release does not have, or an address with no release, fails naming it", async () => {
