@@ -47,8 +47,8 @@ export async function compile(options: CompileOptions): Promise<string[]> {
     // JavaScriptCore's tier-up thresholds x100 until main.ts sets them back (Bun.unsafe.setJITPolicy(1)),
     // once the first requests have had their turn: a start runs most of its code once, and compiling it
     // cost the six-provider start ~4 ms of its ~26 to the first answer (docs/performance.md, round 4).
-    // Every release target takes it and `bytecode` (tests/e2e/release.test.ts runs the host one; the
-    // others are checked by their headers only).
+    // Every release target takes it and `bytecode` (both land in each file; docs/release.md). Only the
+    // host's file runs in the tests; the others are checked by their headers.
     compile: { outfile: options.outfile, jitPolicy: 100, ...(options.target ? { target: `bun-${options.target}` as const } : {}) },
     minify: true,
     bytecode: true,
