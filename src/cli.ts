@@ -38,7 +38,7 @@ Options:
                            line names the one bound. A flag beats its variable, which beats the
                            config file; POST /config/reload and /config/apply keep them
   --log-level LEVEL        debug | info | warn | error (default: info, or $GATEWAY_LOG_LEVEL)
-  --version                print the version and exit
+  --version                print the version, the commit and target it was built from, and exit
   --help                   print this help and exit
 
 Logs are JSON lines on stderr. SIGTERM or SIGINT drains in-flight requests, then exits 0.

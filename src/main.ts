@@ -23,7 +23,7 @@ import { markRunning, markStopped, markUnsaved, takeUnsaved } from "./store/ledg
 import { METERING_AT_RISK_MS } from "./governance/metering.ts";
 import { verifyAudit } from "./governance/audit.ts";
 import { createLogger, type Logger } from "./telemetry/logger.ts";
-import { VERSION } from "./version.ts";
+import { VERSION, VERSION_LINE } from "./version.ts";
 
 const env = process.env as Record<string, string | undefined>;
 /** Epoch seconds of process start (performance.now() counts from it): InfoView.started_at. */
@@ -43,7 +43,7 @@ async function main(argv: readonly string[]): Promise<number> {
     return 2;
   }
   if (cli.help) return out(HELP), 0;
-  if (cli.version) return out(`gateway ${VERSION}`), 0;
+  if (cli.version) return out(VERSION_LINE), 0;
   if (cli.printDefaultConfig) return out(embeddedDefaultText(env)), 0;
 
   const located = locateConfig(cli.config, env);

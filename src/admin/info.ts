@@ -1,7 +1,7 @@
 import { jsonController } from "../http/elysia.ts";
 import { COMPILED_AUTH_MODULES } from "../auth/modules.ts";
 import { COMPILED_HOOK_PLUGINS } from "../hooks/compiled.ts";
-import { VERSION } from "../version.ts";
+import { BUILD_COMMIT, BUILD_TARGET, VERSION } from "../version.ts";
 import type { AdminDeps } from "./deps.ts";
 import { InfoView } from "./views.ts";
 
@@ -10,7 +10,7 @@ export function infoView(deps: AdminDeps): InfoView {
   const nowSeconds = Math.floor(deps.now() / 1000);
   return {
     version: VERSION,
-    build: { auth_modules: [...COMPILED_AUTH_MODULES], hook_plugins: [...COMPILED_HOOK_PLUGINS], weighted_floor: true },
+    build: { auth_modules: [...COMPILED_AUTH_MODULES], hook_plugins: [...COMPILED_HOOK_PLUGINS], weighted_floor: true, commit: BUILD_COMMIT, target: BUILD_TARGET },
     uptime_seconds: Math.max(0, nowSeconds - deps.startedAt),
     started_at: deps.startedAt,
     topology: {

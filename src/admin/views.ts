@@ -22,6 +22,8 @@ export const InfoView = Type.Object({
     auth_modules: Type.Array(Type.String()),
     hook_plugins: Type.Array(Type.String()),
     weighted_floor: Type.Literal(true),
+    commit: Type.String({ description: "git commit the binary was built from (`-dirty`: uncommitted changes; `unknown`: not built in a checkout; `source`: run from source), as `--version` prints" }),
+    target: Type.String({ description: "release target the binary was built for (`linux-x64`, `darwin-arm64`, ...; `source`: run from source), as `--version` prints" }),
   }),
   uptime_seconds: Nullable(Uint),
   started_at: Nullable(Uint),

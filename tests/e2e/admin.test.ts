@@ -2,7 +2,7 @@
 // /admin-auth, the error envelopes, the admin-token guard and its scopes.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import pkg from "../../package.json" with { type: "json" };
-import { json, LISTEN_ANY, startGateway, type RunningGateway } from "../support/gateway.ts";
+import { json, LISTEN_ANY, runGateway, startGateway, type RunningGateway } from "../support/gateway.ts";
 
 const SECRET = "sekrit-e2e-7f3a9c";
 
@@ -67,7 +67,10 @@ describe("GET /info", () => {
     expect(Object.keys(info).sort()).toEqual(["build", "config_persistence", "config_version", "started_at", "topology", "uptime_seconds", "version"]);
     expect(info.version).toBe(pkg.version);
     expect(info.version).toMatch(/^\d+\.\d+\.\d+/);
-    expect(info.build).toEqual({ auth_modules: ["admin-tokens", "keys", "tokens"], hook_plugins: [], weighted_floor: true });
+    // commit and target: the same the binary's --version prints ("gateway 0.1.0 (commit 1a2b3c4, linux-x64)").
+    const [, commit, target] = /\(commit (\S+), (\S+)\)$/.exec((await runGateway(["--version"])).stdout.trim()) ?? [];
+    expect(info.build).toEqual({ auth_modules: ["admin-tokens", "keys", "tokens"], hook_plugins: [], weighted_floor: true, commit, target });
+    expect(commit).toMatch(/^([0-9a-f]{7,}(-dirty)?|unknown)$/);
     expect(info.started_at).toBeGreaterThanOrEqual(bootedAt - 1);
     expect(info.started_at).toBeLessThanOrEqual(Math.floor(Date.now() / 1000));
     expect(Number.isInteger(info.uptime_seconds)).toBe(true);

@@ -5,6 +5,7 @@ import { Database } from "bun:sqlite";
 import { copyFileSync, existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
+import { hostTarget } from "../../scripts/compile.ts";
 import { ensureBinary, json, LISTEN_ANY, runGateway, startGateway, tempDir } from "../support/gateway.ts";
 import { makeTlsDir } from "../support/tls.ts";
 
@@ -31,7 +32,8 @@ const logRecords = (stderr: string) =>
 describe("command line", () => {
   test("--version and --help", async () => {
     const version = await runGateway(["--version"]);
-    expect(version).toMatchObject({ code: 0, stdout: `gateway ${pkg.version}\n` });
+    expect(version.code).toBe(0);
+    expect(version.stdout).toMatch(new RegExp(`^gateway ${pkg.version.replaceAll(".", "\\.")} \\(commit ([0-9a-f]{7,}(-dirty)?|unknown), ${hostTarget()}\\)\n$`));
     const help = await runGateway(["--help"]);
     expect(help.code).toBe(0);
     for (const flag of ["--config PATH", "--check", "--print-default-config", "--version", "--help"]) expect(help.stdout).toContain(flag);

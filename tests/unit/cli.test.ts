@@ -1,8 +1,13 @@
 // The command line read without node:util (cli.ts plainArgs) and through parseArgs give the same options
-// or the same error, over every short sequence of the words a command line is made of.
+// or the same error, over every short sequence of the words a command line is made of; --version's text.
 import { describe, expect, test } from "bun:test";
-import { CliError, parseCli } from "../../src/cli.ts";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { overrideTree } from "../../src/config/listen.ts";
+import { gitCommit } from "../../scripts/compile.ts";
+import { VERSION, VERSION_LINE } from "../../src/version.ts";
+import { CliError, HELP, parseCli } from "../../src/cli.ts";
 
 const WORDS = ["--config", "gw.yaml", "--check", "--verify-audit", "--print-default-config", "--log-level", "debug", "bogus", "--version", "--help", "-h", "--config=x.yaml", "--log-level=warn", "--", "-", "-x", "--nope", "", "--check=1", "--__proto__", "--listen", "127.0.0.1:0", "--admin-listen", "--port", "8090", "99999"];
 const ENVS: Record<string, string>[] = [{}, { GATEWAY_LOG_LEVEL: "warn" }, { GATEWAY_LOG_LEVEL: "loud" }, { GATEWAY_LISTEN: "[::1]:0", GATEWAY_ADMIN_LISTEN: "nope" }];
@@ -64,5 +69,32 @@ describe("command line", () => {
     expect(tree(["--port", "9"], {}, "not an address")).toEqual({ listen: "127.0.0.1:9" });
     expect(tree(["--admin-listen", "127.0.0.2:0"], {}, "0.0.0.0:8080")).toEqual({ admin_listen: "127.0.0.2:0" });
     expect(tree([], {}, "0.0.0.0:8080")).toEqual({});
+  });
+});
+
+describe("--version", () => {
+  test("from source it says so; a build names its commit and target (tests/e2e/release.test.ts runs one)", () => {
+    expect(VERSION_LINE).toBe(`gateway ${VERSION} (running from source)`);
+    expect(HELP).toContain("--version                print the version, the commit and target it was built from");
+    const run = Bun.spawnSync([process.execPath, "src/main.ts", "--version"], { cwd: join(import.meta.dir, "../.."), stdout: "pipe", timeout: 15_000 });
+    expect(run.stdout.toString()).toBe(`gateway ${VERSION} (running from source)\n`);
+  });
+
+  test("the commit is git's short hash at build time, -dirty with changes, unknown outside a checkout", () => {
+    const dir = mkdtempSync(join(tmpdir(), "gw-commit-"));
+    try {
+      expect(gitCommit(dir)).toBe("unknown");
+      const git = (...args: string[]) => expect(Bun.spawnSync(["git", "-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd: dir, stdout: "ignore", stderr: "ignore" }).exitCode).toBe(0);
+      git("init", "-q");
+      writeFileSync(join(dir, "a"), "1");
+      git("add", "a");
+      git("commit", "-q", "-m", "a");
+      const head = Bun.spawnSync(["git", "rev-parse", "--short=7", "HEAD"], { cwd: dir, stdout: "pipe" }).stdout.toString().trim();
+      expect(gitCommit(dir)).toBe(head);
+      writeFileSync(join(dir, "b"), "new file");
+      expect(gitCommit(dir)).toBe(`${head}-dirty`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

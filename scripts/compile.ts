@@ -1,0 +1,65 @@
+// The one way this project compiles src/main.ts into an executable: `npm run build` (build.ts, for this
+// machine) and `npm run release` (scripts/release.ts, every target) both call compile().
+import { rmSync } from "node:fs";
+
+/** A release target: Bun's compile target without its `bun-` prefix, as it appears in file names and --version. */
+export type Target = "linux-x64" | "linux-arm64" | "linux-x64-musl" | "linux-arm64-musl" | "darwin-x64" | "darwin-arm64" | "windows-x64";
+
+/** The target this process runs on (the label of a host build: `npm run build`). */
+export function hostTarget(): Target {
+  const os = process.platform === "win32" ? "windows" : process.platform;
+  // glibcVersionRuntime is absent from the report of a process linked against musl (Alpine).
+  const header = (process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header;
+  const musl = os === "linux" && !header?.glibcVersionRuntime;
+  return `${os}-${process.arch}${musl ? "-musl" : ""}` as Target;
+}
+
+/** `<commit>` or `<commit>-dirty` from git at build time; "unknown" outside a git checkout or without git. */
+export function gitCommit(cwd: string): string {
+  const git = (args: string[]) => {
+    try {
+      const run = Bun.spawnSync(["git", ...args], { cwd, stdout: "pipe", stderr: "ignore" });
+      return run.exitCode === 0 ? run.stdout.toString().trim() : undefined;
+    } catch {
+      return undefined; // no git on PATH
+    }
+  };
+  const commit = git(["rev-parse", "--short=7", "HEAD"]);
+  if (!commit) return "unknown";
+  // Untracked files count: a new source file changes the binary as much as an edited one.
+  return git(["status", "--porcelain"]) ? `${commit}-dirty` : commit;
+}
+
+export interface CompileOptions {
+  readonly outfile: string;
+  /** Omitted: the running Bun itself is the runtime (no download). */
+  readonly target?: Target;
+  /** The label baked into --version and InfoView.build (defaults to target, else the host's). */
+  readonly label?: Target;
+  readonly commit: string;
+}
+
+/** Compiles src/main.ts; returns the error logs, empty on success. */
+export async function compile(options: CompileOptions): Promise<string[]> {
+  rmSync(options.outfile, { force: true });
+  const result = await Bun.build({
+    entrypoints: ["src/main.ts"],
+    // JavaScriptCore's tier-up thresholds x100 until main.ts sets them back (Bun.unsafe.setJITPolicy(1)),
+    // once the first requests have had their turn: a start runs most of its code once, and compiling it
+    // cost the six-provider start ~4 ms of its ~26 to the first answer (docs/performance.md, round 4).
+    // Every release target takes it and `bytecode` (both land in each file; docs/release.md). Only the
+    // host's file runs in the tests; the others are checked by their headers.
+    compile: { outfile: options.outfile, jitPolicy: 100, ...(options.target ? { target: `bun-${options.target}` as const } : {}) },
+    minify: true,
+    bytecode: true,
+    sourcemap: "none",
+    target: "bun",
+    // Replaced in the bundle by literals, so --version reads no file and costs nothing at start;
+    // src/version.ts falls back to "source" when they are absent (bun src/main.ts).
+    define: {
+      GATEWAY_BUILD_COMMIT: JSON.stringify(options.commit),
+      GATEWAY_BUILD_TARGET: JSON.stringify(options.label ?? options.target ?? hostTarget()),
+    },
+  });
+  return result.success ? [] : result.logs.map(String);
+}
