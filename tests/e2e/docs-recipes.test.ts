@@ -103,6 +103,26 @@ test("coding-agent blocks print only variables, flags and settings tests/agents 
   report(failures);
 });
 
+test("blocks that are a file, or that another test runs, match that file", () => {
+  const failures: string[] = [];
+  for (const block of blocks) {
+    const rule = how(block);
+    if (!rule || !("check" in rule) || (rule.check !== "file" && rule.check !== "runBy")) continue;
+    const path = rule.check === "file" ? rule.path : rule.file;
+    if (!existsSync(join(ROOT, path))) {
+      failures.push(`${where(block)}: ${path} does not exist`);
+      continue;
+    }
+    const text = readFileSync(join(ROOT, path), "utf8");
+    if (rule.check === "file" && text !== block.text) failures.push(`${where(block)}: differs from ${path}`);
+    if (rule.check === "runBy") {
+      const wanted = rule.contains ?? block.text.split("\n").map((line) => line.trim()).filter((line) => line !== "" && !line.startsWith("#"));
+      for (const line of wanted) if (!text.includes(line)) failures.push(`${where(block)}: ${path} does not run ${JSON.stringify(line)}`);
+    }
+  }
+  report(failures);
+});
+
 // ---- sessions: the blocks that run, against the gateway the doc says is running ----
 
 const spawned: Subprocess[] = [];
@@ -131,15 +151,15 @@ async function stopSuccessors(dir: string) {
   }
 }
 
-async function waitHealthy(port: number, proc: Subprocess, log: () => string) {
+async function waitHealthy(url: string, proc: Subprocess, log: () => string) {
   const deadline = Date.now() + 10_000;
   while (Date.now() < deadline) {
-    if (proc.exitCode !== null) throw new Error(`exited ${proc.exitCode} before 127.0.0.1:${port}/healthz answered:\n${log()}`);
-    const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false);
+    if (proc.exitCode !== null) throw new Error(`exited ${proc.exitCode} before ${url} answered:\n${log()}`);
+    const ok = await fetch(url).then((r) => r.ok, () => false);
     if (ok) return;
     await Bun.sleep(50);
   }
-  throw new Error(`127.0.0.1:${port}/healthz did not answer within 10 s:\n${log()}`);
+  throw new Error(`${url} did not answer within 10 s:\n${log()}`);
 }
 
 function workingCopy(name: SessionName): { dir: string; env: Record<string, string> } {
@@ -181,17 +201,19 @@ async function runSession(name: SessionName) {
     const rule = how(block);
     return rule && "run" in rule && rule.session === name;
   });
+  const missingTools = ["bash", "curl", "jq"].filter((tool) => Bun.which(tool) === null);
+  if (missingTools.length > 0) throw new Error(`the docs' recipes use ${missingTools.join(", ")}: install it to run them`);
   for (const port of [8080, 8081])
     if (!(await portFree(port))) throw new Error(`127.0.0.1:${port} is taken: the docs' recipes use the README's ports 8080 and 8081; stop whatever listens there (another gateway?) and run again`);
   const { dir, env } = workingCopy(name);
   const failures: string[] = [];
   const started: Subprocess[] = [];
-  const serve = async (argv: string[], label: string) => {
+  const serve = async (argv: string[], label: string, health = "http://127.0.0.1:8080/healthz") => {
     const logPath = join(dir, `.${started.length}.log`);
     const proc = Bun.spawn(argv, { cwd: dir, env, stdin: "ignore", stdout: Bun.file(logPath), stderr: Bun.file(logPath), detached: true });
     spawned.push(proc);
     started.push(proc);
-    await waitHealthy(8080, proc, () => `${label}\n${existsSync(logPath) ? readFileSync(logPath, "utf8") : ""}`);
+    await waitHealthy(health, proc, () => `${label}\n${existsSync(logPath) ? readFileSync(logPath, "utf8") : ""}`);
   };
   try {
     if (session.gateway) await serve([ensureBinary(), ...session.gateway], `the session's gateway (${session.what})`);
@@ -221,7 +243,8 @@ async function runSession(name: SessionName) {
         continue;
       }
       await flush();
-      if (rule.run === "sh") await serve(["bash", "-e", "-c", asRun(block, session, dir)], where(block)).catch((error: Error) => failures.push(`${where(block)}: ${error.message}`));
+      if (rule.run === "sh")
+        await serve(["bash", "-e", "-c", asRun(block, session, dir)], where(block), typeof rule.serves === "string" ? rule.serves : undefined).catch((error: Error) => failures.push(`${where(block)}: ${error.message}`));
       else {
         const file = join(dir, `snippet-${block.line}.mjs`);
         writeFileSync(file, block.text);
@@ -237,6 +260,8 @@ async function runSession(name: SessionName) {
   } finally {
     for (const proc of started) if (proc.exitCode === null) killGroup(proc);
     await Promise.all(started.map((proc) => Promise.race([proc.exited, Bun.sleep(10_000)])));
+    // The README: SIGTERM drains and exits 0.
+    if (session.gateway && started[0]?.exitCode !== 0) failures.push(`the session's gateway exited ${started[0]?.exitCode} on SIGTERM, not 0`);
     await stopSuccessors(dir);
     workDirs = workDirs.filter((d) => d !== dir);
     for (let i = 0; i < 100 && !((await portFree(8080)) && (await portFree(8081))); i++) await Bun.sleep(50);
