@@ -4,9 +4,9 @@
 // a time, in a temp working copy (./dist/gateway, bin/gateway on PATH, node_modules for SDK snippets).
 import { afterAll, test } from "bun:test";
 import type { Subprocess } from "bun";
-import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { BLOCKS, type How, SESSIONS, type Session, type SessionName } from "../fixtures/doc-blocks.ts";
+import { BLOCKS, type How, SESSIONS, type Session, type SessionName, sessionOf } from "../fixtures/doc-blocks.ts";
 import { allBlocks, type DocBlock, firstLine, portFree } from "../support/doc-blocks.ts";
 import { baseEnv, ensureBinary, ROOT, runGateway, tempDir } from "../support/gateway.ts";
 
@@ -29,7 +29,7 @@ test("every block of README.md and docs/*.md is classified in tests/fixtures/doc
   ];
   if (missing.length > 0)
     lines.push(
-      `instead of shown: { run: "sh", session: "<${Object.keys(SESSIONS).join(" | ")}>", expect?: [...], serves?: true }, { run: "bun", session },\n` +
+      `instead of shown: { run: "sh", session: "<${Object.keys(SESSIONS).join(" | ")} | fresh:<name>>", expect?: [...], serves?: true | "<health URL>" }, { run: "bun", session },\n` +
         `  { check: "config" | "fragment" | "commands" | "agents", ... }: see How in tests/fixtures/doc-blocks.ts`,
     );
   if (lines.length > 0) throw new Error(lines.join("\n"));
@@ -44,7 +44,7 @@ test("config blocks pass ./dist/gateway --check --config; fragments merged into 
     let text = block.text;
     let env: Record<string, string> | undefined;
     if (rule.check === "fragment") {
-      const session: Session = SESSIONS[rule.session];
+      const session = sessionOf(rule.session);
       text = `${session.files?.[session.fragmentsInto ?? ""] ?? ""}\n${block.text}`;
       env = { ...session.env };
     } else env = rule.env ? { ...rule.env } : undefined;
@@ -163,8 +163,8 @@ async function waitHealthy(url: string, proc: Subprocess, log: () => string) {
 }
 
 function workingCopy(name: SessionName): { dir: string; env: Record<string, string> } {
-  const session: Session = SESSIONS[name];
-  const dir = tempDir(`gw-docs-${name}-`);
+  const session = sessionOf(name);
+  const dir = realpathSync(tempDir(`gw-docs-${name.replace(/\W/g, "-")}-`));
   workDirs.push(dir);
   for (const sub of ["dist", "bin"]) mkdirSync(join(dir, sub));
   symlinkSync(ensureBinary(), join(dir, "dist/gateway"));
@@ -191,12 +191,13 @@ function asRun(block: DocBlock, session: Session, dir: string): string {
 }
 
 function checkOutput(block: DocBlock, rule: { expect?: readonly string[] }, output: string, failures: string[]) {
+  if (process.env.DOCS_RECIPES_VERBOSE) console.log(`--- ${where(block)}\n${output}`);
   for (const wanted of rule.expect ?? []) if (!output.includes(wanted)) failures.push(`${where(block)}: printed no ${JSON.stringify(wanted)}:\n${output}`);
   if (ERROR_ENVELOPE.test(output)) failures.push(`${where(block)}: answered an error:\n${output}`);
 }
 
 async function runSession(name: SessionName) {
-  const session: Session = SESSIONS[name];
+  const session = sessionOf(name);
   const runs = blocks.filter((block) => {
     const rule = how(block);
     return rule && "run" in rule && rule.session === name;
@@ -269,7 +270,8 @@ async function runSession(name: SessionName) {
   report(failures);
 }
 
-for (const name of Object.keys(SESSIONS) as SessionName[]) {
-  if (!blocks.some((block) => (how(block) as { session?: string } | undefined)?.session === name && "run" in how(block)!)) continue;
-  test(`session ${name}: ${SESSIONS[name].what}: its blocks run as printed`, () => runSession(name), 60_000);
-}
+const sessionNames = new Set(blocks.flatMap((block) => {
+  const rule = how(block);
+  return rule && "run" in rule ? [rule.session] : [];
+}));
+for (const name of sessionNames) test(`session ${name}: ${sessionOf(name).what}: its blocks run as printed`, () => runSession(name), 60_000);
