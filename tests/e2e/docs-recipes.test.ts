@@ -123,6 +123,29 @@ test("blocks that are a file, or that another test runs, match that file", () =>
   report(failures);
 });
 
+test("source-tree blocks name only files and folders that exist", () => {
+  const names = new Set<string>();
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      if (["node_modules", "dist", ".git"].includes(entry.name)) continue;
+      names.add(entry.isDirectory() ? `${entry.name}/` : entry.name);
+      if (entry.isDirectory()) walk(join(dir, entry.name));
+    }
+  };
+  walk(ROOT);
+  const failures: string[] = [];
+  for (const block of blocks) {
+    const rule = how(block);
+    if (!rule || !("check" in rule) || rule.check !== "tree") continue;
+    // A name is its last segment: the tree shows `openai/stream-usage.ts` under its folder.
+    for (const [, named] of block.text.matchAll(/(?<![\w/.-])((?:[\w-]+\/)*[\w-]+(?:\.[\w-]+)*\.(?:ts|sh|yaml|json)|[\w-]+\/)(?!\w)/g)) {
+      const last = named!.endsWith("/") ? named! : named!.split("/").pop()!;
+      if (!names.has(last)) failures.push(`${where(block)}: names ${named}, which does not exist`);
+    }
+  }
+  report(failures);
+});
+
 // ---- sessions: the blocks that run, against the gateway the doc says is running ----
 
 const spawned: Subprocess[] = [];
