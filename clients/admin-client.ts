@@ -54,6 +54,8 @@ export class AdminClient {
       auth_modules: Array<string>;
       hook_plugins: Array<string>;
       weighted_floor: true;
+      commit: string;
+      target: string;
     };
     uptime_seconds: number | null;
     started_at: number | null;

@@ -16,7 +16,6 @@ import { overlaySettings, readOverlay, stageOverlay, type OverlaySettings } from
 import { ConfigHolder, type Snapshot } from "./config/snapshot.ts";
 import { listenerAddress, startListener } from "./http/serve.ts";
 import { SqliteStore, StoreOpenError } from "./store/sqlite.ts";
-import { lockStore, type StoreLock } from "./store/lock.ts";
 import { SqliteAuditStore } from "./store/audit.ts";
 import { auditHeadPath } from "./store/audit-head.ts";
 import { markRunning, markStopped, markUnsaved, takeUnsaved } from "./store/ledger.ts";
@@ -166,19 +165,13 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
   for (const warning of snapshot.warnings) logger.warn(warning, { source });
   const storePath = storePathOf(snapshot);
   let store: SqliteStore;
-  let lock: StoreLock | undefined;
   try {
-    // Taken before the store is read: a second process must not mark the first's run as unclean.
-    if (storePath !== ":memory:") lock = lockStore(storePath);
-    store = SqliteStore.open(storePath);
+    store = SqliteStore.open(storePath, undefined, undefined, { lock: true });
   } catch (error) {
-    lock?.release();
     if (!(error instanceof StoreOpenError)) throw error;
     logger.error("store unavailable; not starting", { store: storePath, error: error.message });
     return 1;
   }
-  // The lock outlives the store's last write; a POST /restart successor starts only after both.
-  const closeStore = () => store.close().finally(() => lock?.release());
   if (store.created) logger.info(`creating new store at ${storePath}`, { store: storePath });
 
   const holder = new ConfigHolder(snapshot);
@@ -204,7 +197,7 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
     // A stored row that does not parse, or a table sqlite cannot read: named in one line, not a stack trace.
     if (!isStoreError(error)) throw error;
     logger.error("store unreadable; not starting", { store: storePath, error: `store ${storePath}: ${(error as Error).message}` });
-    await closeStore().catch(() => undefined);
+    await store.close().catch(() => undefined);
     return 1;
   }
   // Handlers go in before any listener exists, so a signal at any moment after this drains cleanly.
@@ -215,7 +208,7 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
       logger.error("stopping with metering the store refused; these rows are lost", { rows: apps.metering.keptRows });
       await markUnsaved(store, apps.metering.keptRows);
     } else await markStopped(store);
-    await closeStore();
+    await store.close();
   }, () => (holder.current.config.limits?.shutdown_drain_secs ?? 30) * 1000);
   requestStop = shutdown.stop;
   reloadOnHangup(apps.reloadFile, logger, boot.file, () => holder.current.version, shutdown.stopping);
@@ -234,7 +227,7 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
       logger.error(`cannot start the ${plane} listener; not starting`, { address: `${settings.hostname}:${settings.port}`, error: (error as Error).message });
       for (const server of servers) server.stop(true);
       await markStopped(store);
-      await closeStore();
+      await store.close();
       return 1;
     }
   }

@@ -1,8 +1,6 @@
 // One process per store: a second gateway on the same sqlite file would write the same ledger, the same
 // running/stopped marks and the same audit chain as the first, each believing it is alone.
 import { Database } from "bun:sqlite";
-import { mkdirSync } from "node:fs";
-import { dirname } from "node:path";
 import { StoreOpenError } from "./store.ts";
 
 /** The lock file beside the store (like the audit head's anchor, `<store>.audit-head`). */
@@ -24,10 +22,9 @@ export function lockStore(storePath: string): StoreLock {
   const path = storeLockPath(storePath);
   let db: Database;
   try {
-    mkdirSync(dirname(path), { recursive: true });
     db = new Database(path, { create: true });
   } catch (error) {
-    throw new StoreOpenError(`cannot open the store's lock file ${path}: ${(error as Error).message}`);
+    throw new StoreOpenError(`cannot open sqlite store ${storePath}: its lock file ${path}: ${(error as Error).message}`);
   }
   try {
     db.exec("PRAGMA busy_timeout = 0; PRAGMA journal_mode = MEMORY;");

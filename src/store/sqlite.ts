@@ -3,9 +3,15 @@ import { Database } from "bun:sqlite";
 import { closeSync, mkdirSync, openSync, readSync, statSync, type Stats } from "node:fs";
 import { dirname } from "node:path";
 import { MIGRATIONS, type Migration } from "./migrations.ts";
+import { lockStore, type StoreLock } from "./lock.ts";
 import { StoreOpenError, type AppliedMigration, type Store } from "./store.ts";
 
 export { StoreOpenError };
+
+export interface OpenOptions {
+  /** Hold the store's lock (lock.ts) while open: the gateway's run does; reading tools and tests need not. */
+  readonly lock?: boolean;
+}
 
 export class SqliteStore implements Store {
   readonly module = "sqlite";
@@ -14,10 +20,13 @@ export class SqliteStore implements Store {
   readonly created: boolean;
   readonly #db: Database;
 
-  private constructor(path: string, db: Database, created: boolean) {
+  readonly #lock: StoreLock | undefined;
+
+  private constructor(path: string, db: Database, created: boolean, lock: StoreLock | undefined) {
     this.path = path;
     this.#db = db;
     this.created = created;
+    this.#lock = lock;
   }
 
   /** The open database, for the sqlite implementations of the governance stores (keys, groups, ledger, audit). */
@@ -32,15 +41,23 @@ export class SqliteStore implements Store {
    * empty store, which would silently forget every key, budget and audit entry. A newer schema than this
    * build knows is refused too.
    */
-  static open(path: string, migrations: readonly Migration[] = MIGRATIONS, now = () => Math.floor(Date.now() / 1000)): SqliteStore {
+  static open(path: string, migrations: readonly Migration[] = MIGRATIONS, now = () => Math.floor(Date.now() / 1000), options: OpenOptions = {}): SqliteStore {
     const existing = existingFile(path);
     const created = path !== ":memory:" && existing === undefined;
     if (existing) refuseUnusableFile(path, existing);
     let db: Database;
+    let lock: StoreLock | undefined;
     try {
       if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+    } catch (error) {
+      throw new StoreOpenError(`cannot open sqlite store ${path}: ${(error as Error).message}`);
+    }
+    // Taken before the store is read or written: a second process must not mark the first's run unclean.
+    if (options.lock && path !== ":memory:") lock = lockStore(path);
+    try {
       db = new Database(path, { create: created || path === ":memory:", strict: true });
     } catch (error) {
+      lock?.release();
       throw new StoreOpenError(`cannot open sqlite store ${path}: ${(error as Error).message}`);
     }
     try {
@@ -51,18 +68,20 @@ export class SqliteStore implements Store {
       db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;");
     } catch (error) {
       db.close();
+      lock?.release();
       if (error instanceof StoreOpenError) throw error;
       const message = (error as Error).message;
       if (/not a database/i.test(message)) throw new StoreOpenError(`store ${path} is not a sqlite database (${message})`);
       if (/malformed|corrupt/i.test(message)) throw new StoreOpenError(`store ${path} is corrupt (sqlite: ${message}); restore it from a backup`);
       throw new StoreOpenError(`cannot open sqlite store ${path}: ${message}`);
     }
-    const store = new SqliteStore(path, db, created);
+    const store = new SqliteStore(path, db, created, lock);
     try {
       store.#migrate(migrations, now);
       store.#checkTables(migrations);
     } catch (error) {
       db.close();
+      lock?.release();
       throw error instanceof StoreOpenError ? error : new StoreOpenError(`cannot migrate sqlite store ${path}: ${(error as Error).message}`);
     }
     return store;
@@ -122,6 +141,8 @@ export class SqliteStore implements Store {
       this.#db.exec("PRAGMA wal_checkpoint(TRUNCATE);");
     } finally {
       this.#db.close();
+      // After the last write: a POST /restart successor starts only once this process lets go.
+      this.#lock?.release();
     }
   }
 }

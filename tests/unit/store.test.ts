@@ -83,4 +83,18 @@ describe("sqlite store", () => {
     expect(await store.getMeta("k")).toBe("2");
     await store.close();
   });
+
+  test("a held store refuses a second holder until the first closes; readers are not held up", async () => {
+    const path = freshPath();
+    const first = SqliteStore.open(path, MIGRATIONS, clock, { lock: true });
+    await first.setMeta("k", "1");
+    expect(() => SqliteStore.open(path, MIGRATIONS, clock, { lock: true })).toThrow(`store ${path} is in use by another running gateway (it holds ${path}.lock)`);
+    const reader = new Database(path, { readonly: true });
+    expect(reader.query("SELECT value FROM meta WHERE key = 'k'").get()).toEqual({ value: "1" });
+    reader.close();
+    await first.close();
+    const second = SqliteStore.open(path, MIGRATIONS, clock, { lock: true });
+    expect(await second.getMeta("k")).toBe("1");
+    await second.close();
+  });
 });
