@@ -30,7 +30,7 @@ test("every block of README.md and docs/*.md is classified in tests/fixtures/doc
   if (missing.length > 0)
     lines.push(
       `instead of shown: { run: "sh", session: "<${Object.keys(SESSIONS).join(" | ")} | fresh:<name>>", expect?: [...], serves?: true | "<health URL>" }, { run: "bun", session },\n` +
-        `  { check: "config" | "fragment" | "commands" | "agents", ... }: see How in tests/fixtures/doc-blocks.ts`,
+        `  { check: "config" | "fragment" | "commands" | "agents" | "file" | "runBy", ... }: see How in tests/fixtures/doc-blocks.ts`,
     );
   if (lines.length > 0) throw new Error(lines.join("\n"));
 });
