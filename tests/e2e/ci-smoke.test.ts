@@ -9,10 +9,9 @@ import { parse } from "yaml";
 import pkg from "../../package.json" with { type: "json" };
 import { hostTarget } from "../../scripts/compile.ts";
 import { ROOT, tempDir } from "../support/gateway.ts";
-import { codeBlocks } from "../support/markdown.ts";
+import { blocksUnder } from "../support/doc-blocks.ts";
 import { buildRelease, RELEASE_DIR } from "../support/release.ts";
 
-const DOC = join(ROOT, "docs/ci.md");
 let server: ReturnType<typeof Bun.serve>;
 let work: string;
 beforeAll(async () => {
@@ -36,9 +35,9 @@ afterAll(() => {
 
 /** Runs docs/ci.md's script, saved as the doc says, in `dir` (which has the openai package, as after the job's npm step). */
 async function smoke(dir: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  const [script] = codeBlocks(DOC, "The script");
+  const [script] = blocksUnder(ROOT, "docs/ci.md", "The script");
   mkdirSync(join(dir, "ci"), { recursive: true });
-  writeFileSync(join(dir, "ci/gateway-smoke.sh"), script!);
+  writeFileSync(join(dir, "ci/gateway-smoke.sh"), script!.text);
   const proc = Bun.spawn(["sh", "ci/gateway-smoke.sh"], {
     cwd: dir,
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir, GATEWAY_DOWNLOAD_URL: `http://127.0.0.1:${server.port}` },
@@ -70,8 +69,8 @@ describe("docs/ci.md", () => {
   }, 60_000);
 
   test("the GitHub Actions job installs the openai package the script imports, then runs the script", () => {
-    const [yaml] = codeBlocks(DOC, "The GitHub Actions job");
-    const steps = parse(yaml!).jobs["gateway-smoke"].steps as { run?: string; env?: Record<string, string> }[];
+    const [yaml] = blocksUnder(ROOT, "docs/ci.md", "The GitHub Actions job");
+    const steps = parse(yaml!.text).jobs["gateway-smoke"].steps as { run?: string; env?: Record<string, string> }[];
     const runs = steps.flatMap((step) => (step.run ? [step.run] : []));
     expect(runs).toEqual([`npm install --no-save openai@${pkg.devDependencies.openai.split(".")[0]}`, "sh ci/gateway-smoke.sh"]);
     expect(Object.keys(steps.at(-1)!.env!)).toEqual(["GATEWAY_DOWNLOAD_URL"]);

@@ -30,7 +30,7 @@ test("every block of README.md and docs/*.md is classified in tests/fixtures/doc
   if (missing.length > 0)
     lines.push(
       `instead of shown: { run: "sh", session: "<${Object.keys(SESSIONS).join(" | ")} | fresh:<name>>", expect?: [...], serves?: true | "<health URL>" }, { run: "bun", session },\n` +
-        `  { check: "config" | "fragment" | "commands" | "agents", ... }: see How in tests/fixtures/doc-blocks.ts`,
+        `  { check: "config" | "fragment" | "commands" | "agents" | "file" | "runBy", ... }: see How in tests/fixtures/doc-blocks.ts`,
     );
   if (lines.length > 0) throw new Error(lines.join("\n"));
 });
@@ -116,8 +116,9 @@ test("blocks that are a file, or that another test runs, match that file", () =>
     const text = readFileSync(join(ROOT, path), "utf8");
     if (rule.check === "file" && text !== block.text) failures.push(`${where(block)}: differs from ${path}`);
     if (rule.check === "runBy") {
-      const wanted = rule.contains ?? block.text.split("\n").map((line) => line.trim()).filter((line) => line !== "" && !line.startsWith("#"));
-      for (const line of wanted) if (!text.includes(line)) failures.push(`${where(block)}: ${path} does not run ${JSON.stringify(line)}`);
+      const reads = `blocksUnder(ROOT, ${JSON.stringify(block.file)}`;
+      if (!text.includes(reads) || !text.includes(JSON.stringify(block.heading)))
+        failures.push(`${where(block)}: ${path} does not read it from the doc: no ${reads}, ...) naming ${JSON.stringify(block.heading)}`);
     }
   }
   report(failures);

@@ -9,7 +9,7 @@ import pkg from "../../package.json" with { type: "json" };
 import { hostTarget } from "../../scripts/compile.ts";
 import { releaseFile } from "../../scripts/release.ts";
 import { ROOT, tempDir } from "../support/gateway.ts";
-import { codeBlocks } from "../support/markdown.ts";
+import { blocksUnder } from "../support/doc-blocks.ts";
 import { buildRelease, readExecutable, RELEASE_DIR } from "../support/release.ts";
 
 const SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin";
@@ -78,8 +78,8 @@ const installedFiles = (home: string) => (existsSync(join(home, ".local/bin")) ?
 
 describe("packaging/install.sh", () => {
   test("docs/release.md's install, as printed: this machine's binary into ~/.local/bin, checked, and it runs", async () => {
-    const [block] = codeBlocks(join(ROOT, "docs/release.md"), "Install script");
-    const run = await install(block!);
+    const [block] = blocksUnder(ROOT, "docs/release.md", "Install script");
+    const run = await install(block!.text);
     expect(run.stderr).toContain(`checksum OK (${HOST_FILE})`);
     expect(run.stderr).toContain(`installed gateway ${pkg.version} (commit `);
     // ~/.local/bin is not on this PATH: the script says how to add it.
@@ -90,8 +90,8 @@ describe("packaging/install.sh", () => {
   });
 
   test("README's Download command, as printed, installs the same way", async () => {
-    const [block] = codeBlocks(join(ROOT, "README.md"), "Download");
-    const run = await install(block!);
+    const [block] = blocksUnder(ROOT, "README.md", "Download");
+    const run = await install(block!.text);
     expect({ code: run.code, files: installedFiles(run.home) }).toEqual({ code: 0, files: ["gateway"] });
     expect(run.stderr).toContain(`installed gateway ${pkg.version} (commit `);
   });

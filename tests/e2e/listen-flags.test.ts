@@ -3,8 +3,9 @@
 // "gateway started" line names, bad values stop the binary with exit 2, and reloads and applies keep the
 // command line's addresses without a spurious "take effect on restart".
 import { afterAll, describe, expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { blocksUnder } from "../support/doc-blocks.ts";
 import { LISTEN_ANY, ROOT, json, runGateway, startGateway, tempDir, type RunningGateway } from "../support/gateway.ts";
 
 /** Both listeners on port 0 and the mock behind the `default` pool: the command line moves them. */
@@ -115,9 +116,8 @@ describe("one-flag start", () => {
   });
 
   test("operations.md's commands, as printed (9000 made a free port; the admin plane kept off the shared 8081)", async () => {
-    const doc = readFileSync(join(ROOT, "docs/operations.md"), "utf8");
-    const block = /## Addresses from the command line\n[^]*?```sh\n([^]*?)```/.exec(doc)![1]!;
-    const lines = block.trim().split("\n").map((line) => line.replace(/\s+#.*$/, "").trim());
+    const [block] = blocksUnder(ROOT, "docs/operations.md", "Addresses from the command line");
+    const lines = block!.text.trim().split("\n").map((line) => line.replace(/\s+#.*$/, "").trim());
     expect(lines).toHaveLength(3);
     for (const line of lines) {
       const port = String(freePort());

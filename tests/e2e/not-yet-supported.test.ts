@@ -2,8 +2,9 @@
 // binary everywhere a config is judged: `--check`, boot, POST /config/validate and /config/apply, and a
 // reload of the file. Nothing is applied by a refusal.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { blocksUnder } from "../support/doc-blocks.ts";
 import { json, LISTEN_ANY, ROOT, runGateway, startGateway, tempDir, type RunningGateway } from "../support/gateway.ts";
 
 const CONFIG = `${LISTEN_ANY}store: {module: sqlite, settings: {path: ":memory:"}}
@@ -24,9 +25,8 @@ describe("the binary refuses config it cannot honour yet, naming its path", () =
   test("gateway --check, as docs/operations.md prints it", async () => {
     const dir = tempDir();
     writeFileSync(join(dir, "gateway.yaml"), CONFIG + EXTRA);
-    const doc = readFileSync(join(ROOT, "docs/operations.md"), "utf8");
-    const section = doc.slice(doc.indexOf("### Config this build cannot honour yet"));
-    const command = section.slice(section.indexOf("```sh\n") + 6, section.indexOf("\n```\n", section.indexOf("```sh\n"))).replace(/\s+# .*$/, "");
+    const [block] = blocksUnder(ROOT, "docs/operations.md", "Config this build cannot honour yet");
+    const command = block!.text.trimEnd().replace(/\s+# .*$/, "");
     expect(command).toBe("gateway --check --config gateway.yaml");
     const run = await runGateway(command.split(" ").slice(1), { cwd: dir });
     expect(run.code).toBe(1);

@@ -3,8 +3,7 @@
 // protocol. The only changes to the printed commands: the key is the imitation's, the endpoint variable
 // points at the imitation, and both listeners are moved off the shared 8080/8081 by GATEWAY_LISTEN.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { blocksUnder } from "../support/doc-blocks.ts";
 import { ROOT, runGateway, startGateway, type RunningGateway } from "../support/gateway.ts";
 import { protocolCalls } from "../support/protocol-calls.ts";
 import type { Upstream } from "../support/upstreams/common.ts";
@@ -31,13 +30,6 @@ async function start(env: Record<string, string>, args: string[] = []): Promise<
   return gw;
 }
 
-/** The code blocks of the README's quick-start section, in order. */
-function quickStartBlocks(): { lang: string; text: string }[] {
-  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
-  const section = /## Quick start with your provider key\n([^]*?)\n## /.exec(readme)![1]!;
-  return [...section.matchAll(/```(\w+)\n([^]*?)```/g)].map((m) => ({ lang: m[1]!, text: m[2]! }));
-}
-
 /** Not spawnSync: the imitations answer from this process's event loop. */
 async function run(argv: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
   const proc = Bun.spawn(argv, { cwd, stdout: "pipe", stderr: "pipe", stdin: "ignore", timeout: 15_000 });
@@ -47,7 +39,7 @@ async function run(argv: string[], cwd: string): Promise<{ code: number; stdout:
 
 describe("quick start with your provider key", () => {
   test("the README's commands: the key alone starts an openai pool that curl and the OpenAI SDK reach", async () => {
-    const [start_, curl, sdk] = quickStartBlocks();
+    const [start_, curl, sdk] = blocksUnder(ROOT, "README.md", "Quick start with your provider key");
     expect([start_?.lang, curl?.lang, sdk?.lang]).toEqual(["sh", "sh", "js"]);
     const words = start_!.text.trim().split(/\s+/);
     expect(words).toEqual(["OPENAI_API_KEY=sk-...", "./dist/gateway"]);

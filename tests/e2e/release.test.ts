@@ -10,7 +10,7 @@ import pkg from "../../package.json" with { type: "json" };
 import { gitCommit, hostTarget, type Target } from "../../scripts/compile.ts";
 import { RELEASE_FILES, releaseFile, TARGETS } from "../../scripts/release.ts";
 import { baseEnv, ROOT, tempDir } from "../support/gateway.ts";
-import { codeBlocks } from "../support/markdown.ts";
+import { blocksUnder } from "../support/doc-blocks.ts";
 import { buildRelease, readExecutable, RELEASE_DIR, type Executable } from "../support/release.ts";
 
 const EXPECTED: Record<Target, Executable> = {
@@ -23,7 +23,6 @@ const EXPECTED: Record<Target, Executable> = {
   "windows-x64": { format: "pe", machine: "amd64" },
 };
 
-const DOC = join(ROOT, "docs/release.md");
 let output = "";
 beforeAll(async () => {
   output = await buildRelease();
@@ -31,7 +30,7 @@ beforeAll(async () => {
 
 describe("npm run release", () => {
   test("one file per target, named with the version and the target, and SHA256SUMS", () => {
-    expect(codeBlocks(DOC, "Release binaries")[0]).toBe("npm run release\n"); // what beforeAll ran
+    expect(blocksUnder(ROOT, "docs/release.md", "Release binaries").map((block) => block.text)).toEqual(["npm run release\n"]); // what beforeAll ran
     const names = TARGETS.map(releaseFile);
     expect(names).toContain(`gateway-${pkg.version}-linux-x64`);
     expect(names).toContain(`gateway-${pkg.version}-windows-x64.exe`);
@@ -55,12 +54,12 @@ describe("npm run release", () => {
   });
 
   test("docs/release.md's check of a download passes a good file and fails a bad one, as printed", () => {
-    const [block] = codeBlocks(DOC, "Check a download");
+    const [block] = blocksUnder(ROOT, "docs/release.md", "Check a download");
     const name = releaseFile("darwin-arm64");
     const dir = tempDir("gw-sums-");
     copyFileSync(join(RELEASE_DIR, "SHA256SUMS"), join(dir, "SHA256SUMS"));
     copyFileSync(join(RELEASE_DIR, name), join(dir, name));
-    const run = () => Bun.spawnSync(["sh", "-ec", block!], { cwd: dir, env: baseEnv(), stdout: "pipe", stderr: "pipe", timeout: 30_000 });
+    const run = () => Bun.spawnSync(["sh", "-ec", block!.text], { cwd: dir, env: baseEnv(), stdout: "pipe", stderr: "pipe", timeout: 30_000 });
     const good = run();
     expect({ code: good.exitCode, out: good.stdout.toString() }).toEqual({ code: 0, out: `${name}: OK\n${name}: OK\n` });
     writeFileSync(join(dir, name), "not the gateway");
@@ -78,8 +77,8 @@ describe("npm run release", () => {
     // docs/release.md's command, with the host's file installed as `gateway` on PATH.
     const bin = tempDir("gw-bin-");
     symlinkSync(join(RELEASE_DIR, releaseFile(hostTarget())), join(bin, "gateway"));
-    for (const block of codeBlocks(DOC, "Which build is this")) {
-      const printed = Bun.spawnSync(["sh", "-ec", block], { env: baseEnv({ PATH: `${bin}:${process.env.PATH}` }), stdout: "pipe", timeout: 15_000 });
+    for (const block of blocksUnder(ROOT, "docs/release.md", "Which build is this")) {
+      const printed = Bun.spawnSync(["sh", "-ec", block.text], { env: baseEnv({ PATH: `${bin}:${process.env.PATH}` }), stdout: "pipe", timeout: 15_000 });
       expect(printed.stdout.toString()).toBe(run.stdout.toString());
     }
     rmSync(bin, { recursive: true, force: true });

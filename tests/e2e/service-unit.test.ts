@@ -9,34 +9,20 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { chownSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { GatewayConfig } from "../../src/config/schema.ts";
+import { blocksUnder } from "../support/doc-blocks.ts";
 import { baseEnv, ensureBinary, LISTEN_ANY, ROOT, tempDir } from "../support/gateway.ts";
 import { until } from "../support/until.ts";
 import { startOpenAIUpstream } from "../support/upstreams/openai.ts";
 
 const UNIT_PATH = join(ROOT, "packaging/gateway.service");
 const UNIT = readFileSync(UNIT_PATH, "utf8");
-const OPERATIONS = readFileSync(join(ROOT, "docs/operations.md"), "utf8");
 const SHIPPED_BINARY = "/usr/local/bin/gateway";
 
-/** The section of operations.md under `heading`, up to the next heading of the same or a higher level. */
-function section(heading: string): string {
-  const lines = OPERATIONS.split("\n");
-  const start = lines.indexOf(heading);
-  if (start === -1) throw new Error(`docs/operations.md has no "${heading}"`);
-  const level = heading.indexOf(" ");
-  let fenced = false;
-  const out: string[] = [];
-  for (const line of lines.slice(start + 1)) {
-    if (line.startsWith("```")) fenced = !fenced;
-    const depth = /^(#+) /.exec(line)?.[1]!.length;
-    if (!fenced && depth !== undefined && depth <= level) break;
-    out.push(line);
-  }
-  return out.join("\n");
-}
-
-/** The fenced blocks of one language in a piece of markdown, in order. */
-const blocks = (markdown: string, lang: string) => [...markdown.matchAll(new RegExp("^```" + lang + "\\n([\\s\\S]*?)^```$", "gm"))].map((m) => m[1]!);
+/** The texts of the blocks of one language under `heading` in operations.md, in order. */
+const blocks = (heading: string, lang: string) =>
+  blocksUnder(ROOT, "docs/operations.md", heading)
+    .filter((block) => block.lang === lang)
+    .map((block) => block.text);
 
 /** `Key=value` lines of [Service], every value of a repeated key kept in order. */
 function serviceSettings(unit: string): Map<string, string[]> {
@@ -69,7 +55,7 @@ describe("packaging/gateway.service", () => {
   }, 400_000);
 
   test("docs/operations.md prints the unit exactly as shipped", () => {
-    expect(blocks(section("### The unit file"), "ini")).toEqual([UNIT]);
+    expect(blocks("The unit file", "ini")).toEqual([UNIT]);
   });
 
   test("no value line carries a trailing comment (systemd would read it as part of the value)", () => {
@@ -148,8 +134,8 @@ describe("Install on a VM, the steps that run without systemd", () => {
   const runnable = (line: string, etc: string) => line.replace(/^sudo /, "").replace(/\| sudo /g, "| ").replaceAll("/etc/gateway", etc);
   /** Steps 2 to 4 (config, secrets, check), as one script. */
   const installScript = (etc: string) =>
-    ["### 2. The config", "### 3. The secrets", "### 4. Check the config"]
-      .flatMap((heading) => blocks(section(heading), "sh"))
+    ["2. The config", "3. The secrets", "4. Check the config"]
+      .flatMap((heading) => blocks(heading, "sh"))
       .join("")
       .trimEnd()
       .split("\n")
@@ -163,12 +149,12 @@ describe("Install on a VM, the steps that run without systemd", () => {
   test("the config and the secrets file land with their modes, and the config checks with those secrets", () => {
     const work = tempDir("gw-vm-");
     const etc = join(work, "etc-gateway");
-    const [config] = blocks(section("### 2. The config"), "yaml");
+    const [config] = blocks("2. The config", "yaml");
     writeFileSync(join(work, "gateway.yaml"), config!);
     const script = installScript(etc);
     expect(script).not.toContain("/etc/gateway");
     // The printed check is the one the unit's `systemctl reload` runs.
-    expect(blocks(section("### 4. Check the config"), "sh")[0]).toContain(serviceSettings(UNIT).get("ExecReload")![1]!.replace(SHIPPED_BINARY, "gateway"));
+    expect(blocks("4. Check the config", "sh")[0]).toContain(serviceSettings(UNIT).get("ExecReload")![1]!.replace(SHIPPED_BINARY, "gateway"));
     const ran = sh(script, work);
     expect({ code: ran.exitCode, stderr: ran.stderr.toString() }).toMatchObject({ code: 0 });
     expect(ran.stdout.toString()).toBe(`config ok: ${join(etc, "gateway.yaml")}\n`);
@@ -184,7 +170,7 @@ describe("Install on a VM, the steps that run without systemd", () => {
   test("a config that does not load fails the printed check, which names the path", () => {
     const work = tempDir("gw-vm-");
     const etc = join(work, "etc-gateway");
-    const [config] = blocks(section("### 2. The config"), "yaml");
+    const [config] = blocks("2. The config", "yaml");
     writeFileSync(join(work, "gateway.yaml"), `${config}pools_typo: 1\n`);
     const ran = sh(installScript(etc), work);
     expect(ran.exitCode).toBe(1);

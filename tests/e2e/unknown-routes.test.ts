@@ -5,8 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { blocksUnder } from "../support/doc-blocks.ts";
 import { json, LISTEN_ANY, ROOT, startGateway, type RunningGateway } from "../support/gateway.ts";
 
 const ENV = { GW_SIGNING_KEY: "e2e-signing-key-unknown-routes-1", GW_CLIENT: "e2e-client-token-unknown-9f", GW_ADMIN: "e2e-admin-token-unknown-4c" };
@@ -134,12 +133,10 @@ describe("GET / on each listener points to the docs", () => {
 
 describe("the commands in docs/operations.md, \"Unserved paths, unknown models and the pages at /\"", () => {
   test("run as printed (against this gateway's ports) and answer as the comments say", async () => {
-    const doc = readFileSync(join(ROOT, "docs/operations.md"), "utf8");
-    const section = doc.slice(doc.indexOf("## Unserved paths, unknown models and the pages at /"));
-    const block = section.slice(section.indexOf("```sh\n") + 6, section.indexOf("\n```\n", section.indexOf("```sh\n")));
+    const [block] = blocksUnder(ROOT, "docs/operations.md", "Unserved paths, unknown models and the pages at /");
     const data = gw.data.replace("http://", "");
     const admin = gw.admin.replace("http://", "").replace("/api/v1/admin", "");
-    const lines = block.split("\n").map((line) => line.replace(/\s+# .*$/, "").replaceAll("127.0.0.1:8080", data).replaceAll("127.0.0.1:8081", admin));
+    const lines = block!.text.trimEnd().split("\n").map((line) => line.replace(/\s+# .*$/, "").replaceAll("127.0.0.1:8080", data).replaceAll("127.0.0.1:8081", admin));
     expect(lines).toHaveLength(3);
     const outputs: string[] = [];
     for (const line of lines) {

@@ -53,6 +53,17 @@ export function extractBlocks(root: string, file: string): DocBlock[] {
 
 export const allBlocks = (root: string): DocBlock[] => docFiles(root).flatMap((file) => extractBlocks(root, file));
 
+/**
+ * The blocks of `file` whose nearest heading is `heading` (its text without the #s), in order: how a test
+ * reads a doc's recipe to run it as printed. docs-recipes.test.ts holds a block classified `runBy` to a
+ * call written out as `blocksUnder(ROOT, "<file>", "<heading>")` in that test, so keep the arguments literal.
+ */
+export function blocksUnder(root: string, file: string, heading: string): DocBlock[] {
+  const under = extractBlocks(root, file).filter((block) => block.heading === heading);
+  if (under.length === 0) throw new Error(`${file} has no code block under a heading "${heading}"`);
+  return under;
+}
+
 /** The first line that says something, for messages. */
 export const firstLine = (block: DocBlock): string => block.text.split("\n").find((line) => line.trim() !== "") ?? "";
 

@@ -4,7 +4,7 @@ import { expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { extractBlocks, firstLine } from "../support/doc-blocks.ts";
+import { blocksUnder, extractBlocks, firstLine } from "../support/doc-blocks.ts";
 
 function docs(text: string): string {
   const root = mkdtempSync(join(tmpdir(), "gw-doc-blocks-"));
@@ -31,4 +31,13 @@ test("the key is the file and the text's hash: moving a block keeps it, editing 
   expect(moved!.key).toBe(a!.key);
   expect(edited!.key).not.toBe(a!.key);
   expect(a!.key).toMatch(/^README\.md#[0-9a-f]{10}$/);
+});
+
+test("blocksUnder: the blocks whose nearest heading is the one named, none under a sub-heading; none is an error", () => {
+  const root = docs("## Install\n\n```sh\na\n```\n\n### Then\n\n```sh\nb\n```\n\n## Install\n\n```yaml\nc: 1\n```\n");
+  expect(blocksUnder(root, "README.md", "Install").map(({ lang, text }) => ({ lang, text }))).toEqual([
+    { lang: "sh", text: "a\n" },
+    { lang: "yaml", text: "c: 1\n" },
+  ]);
+  expect(() => blocksUnder(root, "README.md", "Uninstall")).toThrow('README.md has no code block under a heading "Uninstall"');
 });
