@@ -10,8 +10,8 @@ export interface NotYet {
   readonly lands: string;
 }
 
-const HOOKS = "hooks and plugins (issue 17)";
-const EXPORT = "telemetry export (issue 19)";
+const HOOKS = "hooks and plugins";
+const EXPORT = "telemetry export";
 const IDENTITY = "identity providers and token exchange";
 
 export const NOT_YET_SUPPORTED: readonly NotYet[] = [

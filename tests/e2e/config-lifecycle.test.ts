@@ -82,7 +82,7 @@ describe("apply, versions, diff, rollback", () => {
     const refused = await post("/config/apply", { config: hooked });
     expect(refused.status).toBe(400);
     const text = await refused.text();
-    expect(text).toContain("hooks: not supported by this build yet (lands with hooks and plugins (issue 17))");
+    expect(text).toContain("hooks: not supported by this build yet (lands with hooks and plugins)");
     expect(text).toContain("pools.extra.hooks: not supported by this build yet");
     expect(await version()).toBe(v);
   });

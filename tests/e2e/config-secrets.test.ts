@@ -58,7 +58,7 @@ function leaks(text: string): string[] {
   return found;
 }
 
-const HOOKS_NOT_YET = "hooks: not supported by this build yet (lands with hooks and plugins (issue 17))";
+const HOOKS_NOT_YET = "hooks: not supported by this build yet (lands with hooks and plugins)";
 
 /** Config texts with `${V}` in every kind of member; V is each secret variable in turn. */
 const PROBES: { yaml: (v: string) => string; path: string }[] = [

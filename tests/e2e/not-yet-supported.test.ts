@@ -16,8 +16,8 @@ export: {scrape: {module: prometheus}}
 advanced: {response_headers: {server_timing: true}}
 `;
 const REFUSALS = [
-  "hooks: not supported by this build yet (lands with hooks and plugins (issue 17))",
-  "export: not supported by this build yet (lands with telemetry export (issue 19))",
+  "hooks: not supported by this build yet (lands with hooks and plugins)",
+  "export: not supported by this build yet (lands with telemetry export)",
   "advanced.response_headers: not supported by this build yet",
 ];
 
