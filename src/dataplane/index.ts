@@ -33,7 +33,7 @@ export function buildDataApp(deps: DataPlaneDeps) {
     .head("/", ({ request }) => dataRootPage(request))
     .use(healthRoutes(deps.holder, deps.routing, deps.metering))
     .use(statsRoutes(deps.holder, deps.routing, deps.auth))
-    .use(modelsRoutes(deps.holder, deps.startedAt))
+    .use(modelsRoutes(deps.holder, deps.startedAt, deps.auth))
     .use(metricsRoutes(deps.holder, deps.metrics, deps.auth))
     .use(protocolRoutes(deps))
     .use(directRoutes(deps));

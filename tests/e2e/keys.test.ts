@@ -317,6 +317,18 @@ describe("allowed_pools", () => {
     const key = await mint({ allowed_pools: [] });
     expect((await CALLS["OpenAI Bearer"]!(key.token, "chat")).status).toBe(403);
   });
+
+  test("GET /v1/models needs a credential and lists only the pools the key may use (OpenAI and Anthropic SDKs)", async () => {
+    const ids = async (token: string) => (await new OpenAI({ baseURL: `${gw.data}/v1`, apiKey: token, maxRetries: 0 }).models.list()).data.map((m) => m.id);
+    await expect(ids("not-a-key")).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
+    const anthropicList = async (token: string) => await new Anthropic({ baseURL: gw.data, apiKey: token, maxRetries: 0 }).models.list();
+    await expect(anthropicList("not-a-key")).rejects.toBeInstanceOf(Anthropic.AuthenticationError);
+    expect(await ids((await mint()).token)).toEqual(["chat", "mock-1", "other"]); // the pools and the bare model alias
+    const limited = await mint({ allowed_pools: ["chat"] });
+    expect(await ids(limited.token)).toEqual(["chat"]);
+    expect((await anthropicList(limited.token)).data.map((m) => m.id)).toEqual(["chat"]);
+    expect(await ids((await mint({ allowed_pools: [] })).token)).toEqual([]);
+  });
 });
 
 describe("the tokens module, /stats and /metrics", () => {
