@@ -164,7 +164,9 @@ describe("inbound SigV4 with an issued AWS pair", () => {
 
   test("a wrong secret, an unknown access key id, and a revoked key are refused as AWS refuses", async () => {
     const key = await mint({ issue_aws_credential: true });
-    const wrongSecret = bedrockSigV4(key.aws_access_key_id!, `${key.aws_secret_access_key!.slice(0, -1)}x`);
+    // The last character changed, whatever it was (a secret ending in "x" made the old "wrong" one right).
+    const secret = key.aws_secret_access_key!;
+    const wrongSecret = bedrockSigV4(key.aws_access_key_id!, `${secret.slice(0, -1)}${secret.endsWith("x") ? "y" : "x"}`);
     await expect(converse(wrongSecret)).rejects.toMatchObject({ name: "UnrecognizedClientException", $metadata: { httpStatusCode: 403 } });
     await expect(converse(bedrockSigV4("GWKA0000000000000000", key.aws_secret_access_key!))).rejects.toMatchObject({ name: "UnrecognizedClientException" });
     const client = bedrockSigV4(key.aws_access_key_id!, key.aws_secret_access_key!);
