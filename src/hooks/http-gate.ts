@@ -1,7 +1,8 @@
 // Compiled-in `http-gate`: a policy written in any language. The gate call is POSTed as JSON to
 // settings.url (with settings.headers, secret references resolved) and the JSON answer is the decision;
 // a non-2xx answer, an answer past MAX_ANSWER_BYTES or one that is not JSON is an error (on_error applies).
-import type { GateCall, HookModule } from "./types.ts";
+// As a tap it POSTs each event the same way (its answer is read and ignored).
+import type { GateCall, HookModule, TapEvent } from "./types.ts";
 
 export const MAX_ANSWER_BYTES = 64 * 1024;
 
@@ -33,6 +34,10 @@ export const httpGate: HookModule = {
           throw new Error(`policy server answered ${answer.status}`);
         }
         return JSON.parse(await boundedText(answer)) as never;
+      },
+      async tap(event: TapEvent) {
+        const answer = await fetch(url, { method: "POST", headers, body: JSON.stringify(event) });
+        void answer.body?.cancel();
       },
       status: () => ({ settings_keys: Object.keys(settings).sort(), settings_version: 0 }),
     };

@@ -69,7 +69,9 @@ export async function gateRequest(runtime: HookRuntime, hooks: PoolHooks, req: H
     runtime.deps,
   );
   if (verdict.kind === "reject") {
-    return { ok: false, error: irError(kindFromStatus(verdict.status), verdict.message, { status: verdict.status }) };
+    // on_error reject is the gateway's own 503 (api_error: Anthropic would say 529 for "overloaded").
+    const kind = verdict.policy === null ? "api_error" : kindFromStatus(verdict.status);
+    return { ok: false, error: irError(kind, verdict.message, { status: verdict.status }) };
   }
   const transformed = verdict.prompt !== undefined && ir !== undefined;
   if (transformed) ir = { ok: true, value: applyPrompt(ir!.value, verdict.prompt!), warnings: ir!.warnings };
