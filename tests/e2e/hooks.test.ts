@@ -158,6 +158,17 @@ describe("transforms reach the upstream", () => {
     expect(userTexts(upA).join()).not.toContain("secret-1234");
   });
 
+  test("a streamed request is transformed too, and a streamed routed answer carries the header", async () => {
+    reset();
+    const stream = await openai.chat.completions.create({ model: "redact-openai", stream: true, messages: [{ role: "user", content: "stream secret-99 now" }] });
+    for await (const _ of stream);
+    expect(userTexts(upA).join()).toContain("stream [gone] now");
+    const { response, data } = await openai.chat.completions.create({ model: "gated", stream: true, messages: [{ role: "user", content: "ROUTE-B streamed" }] }).withResponse();
+    for await (const _ of data);
+    expect(response.headers.get("x-gateway-route-policy")).toBe("acme");
+    expect(upB.requests.length).toBe(1);
+  });
+
   test("Anthropic to an Anthropic lane (same protocol), and OpenAI to an Anthropic lane (translated)", async () => {
     reset();
     await askClaude("redact-claude", "code secret-42 here");
