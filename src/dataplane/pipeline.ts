@@ -120,7 +120,7 @@ async function serveModelRequest(deps: PipelineDeps, ingress: ProtocolAdapter, r
   const hooks = deps.hooks?.forPool(snapshot, pool.name);
   let hooked: Hooked | undefined;
   if (hooks) {
-    const gated = await gateRequest(deps.hooks!, hooks, { ingress, body, context, model, principal, pool, routing: deps.routing });
+    const gated = await gateRequest(deps.hooks!, hooks, { ingress, body, context, model, principal, pool, routing: deps.routing }, started);
     if (!gated.ok) return refuse(gated.error, pool.name);
     hooked = gated.value;
   }
@@ -144,7 +144,7 @@ async function serveModelRequest(deps: PipelineDeps, ingress: ProtocolAdapter, r
   }
   // A streamed answer holds its concurrency slots until the stream settles (streamTicket).
   meter?.answered();
-  if (hooked && routed.kind !== "exhausted") answeredHooked(hooked, call.lane, routed.value, started);
+  if (hooked && routed.kind !== "exhausted") answeredHooked(hooked, call.lane, routed);
   if (routed.kind === "answer") return done(deps, ingress, pool.name, started, routed.value, "ok");
   if (routed.kind === "relay") return done(deps, ingress, pool.name, started, routed.value, routed.failure === "caller" || routed.failure === "context_length" ? "client_error" : "error");
   const exhausted = irError("overloaded", `Every lane of \`${model}\` is cooling down or at capacity; retry after ${routed.retryAfterSecs} s.`, { retryAfterSecs: routed.retryAfterSecs });
@@ -189,7 +189,7 @@ class ModelCall implements RouteOptions<Response> {
     return this.snapshot.pools.get(name);
   }
 
-  attempt(lane: Lane, ticket: LaneTicket): Promise<AttemptResult<Response>> {
+  attempt(lane: Lane, laneTicket: LaneTicket): Promise<AttemptResult<Response>> {
     const { deps, ingress, model } = this;
     // Debug, not warn: a client that always sends a member the IR does not model would flood the log;
     // the counter shows the rate, and debug logging shows which members.
@@ -198,7 +198,8 @@ class ModelCall implements RouteOptions<Response> {
       deps.logger.debug("translation warning", { from: ingress.name, to: lane.provider.protocol, model, warning });
     };
     const exchange: Exchange = { deps, snapshot: this.snapshot, ingress, request: this.request, body: this.body, context: this.context, lane, model, warn, meter: this.meter, slot: this.slot };
-    if (this.hooked) (this.lane = lane.name), this.hooked.tap("candidate", { lane: lane.name });
+    this.lane = lane.name;
+    const ticket = this.hooked ? this.hooked.attempted(lane.name, laneTicket) : laneTicket;
     // A transformed prompt exists only as IR: a same-protocol lane is sent it re-encoded, not the caller's bytes.
     if (lane.provider.protocol === ingress.name && !this.hooked?.transformed) return passThrough(exchange, ticket);
     const decoded = this.decode(warn);
@@ -239,10 +240,10 @@ function routingCounters(metrics: DataPlaneMetrics): RoutingCounters {
   return counters;
 }
 
-/** The routing and response taps, and the route-policy header, of an answered request with hooks. */
-function answeredHooked(hooked: Hooked, lane: string, response: Response, started: number): void {
-  if (hooked.header !== undefined) response.headers.set("x-gateway-route-policy", hooked.header);
+/** The route-policy header and the routing tap of an answered request with hooks; a relayed failure's response tap (an answer's fires from its ticket). */
+function answeredHooked(hooked: Hooked, lane: string, routed: Exclude<Routed<Response>, { kind: "exhausted" }>): void {
+  if (hooked.header !== undefined) routed.value.headers.set("x-gateway-route-policy", hooked.header);
   if (!hooked.taps) return;
   hooked.tap("routing", { lane });
-  hooked.tap("response", { lane, status: response.status, duration_ms: performance.now() - started });
+  if (routed.kind === "relay") hooked.tap("response", { lane, status: routed.value.status });
 }

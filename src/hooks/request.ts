@@ -4,6 +4,7 @@
 import type { IngressPrincipal } from "../auth/ingress-chain.ts";
 import { irError, kindFromStatus, type IrError } from "../ir/index.ts";
 import type { IngressContext, ProtocolAdapter } from "../protocols/types.ts";
+import type { LaneTicket } from "../routing/failover.ts";
 import type { Pool, PoolMember } from "../routing/pool.ts";
 import type { RoutingState } from "../routing/state.ts";
 import { decodeIr, type DecodedIr } from "../dataplane/decode.ts";
@@ -24,6 +25,8 @@ export interface Hooked {
   /** A transform changed the prompt: every lane, same protocol included, is sent the IR. */
   readonly transformed: boolean;
   readonly tap: (stage: TapStage, extra?: { lane?: string; status?: number; duration_ms?: number }) => void;
+  /** Each attempt: the candidate taps, and a ticket that tells the response taps when the answer (or its stream) ends. */
+  readonly attempted: (lane: string, ticket: LaneTicket) => LaneTicket;
 }
 
 export interface HookedRequest {
@@ -36,7 +39,7 @@ export interface HookedRequest {
   readonly routing: RoutingState;
 }
 
-export async function gateRequest(runtime: HookRuntime, hooks: PoolHooks, req: HookedRequest): Promise<{ ok: true; value: Hooked } | { ok: false; error: IrError }> {
+export async function gateRequest(runtime: HookRuntime, hooks: PoolHooks, req: HookedRequest, started: number): Promise<{ ok: true; value: Hooked } | { ok: false; error: IrError }> {
   const requestId = crypto.randomUUID();
   const { ingress, model, pool, body } = req;
   const base = { pool: pool.name, model, ingress_protocol: ingress.name, request_id: requestId };
@@ -44,6 +47,12 @@ export async function gateRequest(runtime: HookRuntime, hooks: PoolHooks, req: H
   const tap = (stage: TapStage, extra?: { lane?: string; status?: number; duration_ms?: number }) => {
     const queues = taps?.[stage];
     if (queues && queues.length > 0) fire(queues, { stage, ...base, ...extra });
+  };
+  const attempted = (lane: string, ticket: LaneTicket): LaneTicket => {
+    tap("candidate", { lane });
+    if (!taps || taps.response.length === 0) return ticket;
+    const answered = (status: number) => tap("response", { lane, status, duration_ms: performance.now() - started });
+    return { deadline: ticket.deadline, ok: () => (ticket.ok(), answered(200)), broke: (error) => (ticket.broke(error), answered(error.status)), released: () => ticket.released() };
   };
   tap("request");
   let ir: Hooked["ir"];
@@ -53,7 +62,7 @@ export async function gateRequest(runtime: HookRuntime, hooks: PoolHooks, req: H
     ir = decoded;
   }
   const stream = ir ? ir.value.stream : body.stream === true || req.context.pathStream === true;
-  if (hooks.gates.length === 0) return { ok: true, value: { requestId, taps, order: undefined, header: undefined, ir, transformed: false, tap } };
+  if (hooks.gates.length === 0) return { ok: true, value: { requestId, taps, order: undefined, header: undefined, ir, transformed: false, tap, attempted } };
   const verdict = await runGates(
     hooks,
     {
@@ -76,5 +85,5 @@ export async function gateRequest(runtime: HookRuntime, hooks: PoolHooks, req: H
   const transformed = verdict.prompt !== undefined && ir !== undefined;
   if (transformed) ir = { ok: true, value: applyPrompt(ir!.value, verdict.prompt!), warnings: ir!.warnings };
   const header = runtime.deps.routePolicyHeader ? verdict.policy : undefined;
-  return { ok: true, value: { requestId, taps, order: verdict.order, header, ir, transformed, tap } };
+  return { ok: true, value: { requestId, taps, order: verdict.order, header, ir, transformed, tap, attempted } };
 }

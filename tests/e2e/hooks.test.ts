@@ -59,7 +59,7 @@ pools:
   slow-first: {members: [{model: lane-b, weight: 1}, {model: lane-a, weight: 1000}], hooks: [acme-first]}
   broken: {members: [{model: lane-a}], hooks: [broken]}
   broken-chain: {members: [{model: lane-a}], hooks: [broken-fallback]}
-  redact-openai: {members: [{model: lane-a}], hooks: [redact, watch]}
+  redact-openai: {members: [{model: lane-a}], hooks: [redact, watch, watch-end]}
   redact-claude: {members: [{model: lane-c}], hooks: [redact]}
   redact-cross: {members: [{model: lane-c}], hooks: [redact]}
 hooks:
@@ -69,6 +69,7 @@ hooks:
   broken-fallback: {kind: gate, builtin: http-gate, on_error: acme, settings: {url: "${POLICY}/broken"}}
   redact: {kind: gate, builtin: regex-redact, prompt: rw, priority: 5, settings: {patterns: ["secret-[0-9]+"], replacement: "[gone]"}}
   watch: {kind: tap, builtin: http-gate, at: request, timeout_ms: 5000, settings: {url: "${POLICY}/tap"}}
+  watch-end: {kind: tap, builtin: http-gate, at: response, timeout_ms: 100, settings: {url: "${POLICY}/tap"}}
 `;
 
 let gw: RunningGateway;
@@ -218,5 +219,13 @@ describe("taps", () => {
     for (let i = 0; i < 50 && taps.length === 0; i++) await Bun.sleep(20);
     expect(taps[0]).toMatchObject({ stage: "request", hook: "watch", pool: "redact-openai", ingress_protocol: "openai" });
     expect(JSON.stringify(taps[0])).not.toContain("tap me");
+  });
+
+  test("a response tap is told when a stream ends: lane, status and duration", async () => {
+    taps.length = 0;
+    const stream = await openai.chat.completions.create({ model: "redact-openai", stream: true, messages: [{ role: "user", content: "a streamed tap" }] });
+    for await (const _ of stream);
+    for (let i = 0; i < 50 && !taps.some((t) => t.stage === "response"); i++) await Bun.sleep(20);
+    expect(taps.find((t) => t.stage === "response")).toMatchObject({ hook: "watch-end", pool: "redact-openai", lane: "lane-a", status: 200, duration_ms: expect.any(Number) });
   });
 });
