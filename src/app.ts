@@ -62,6 +62,8 @@ export async function buildApps(deps: AppDeps, random: () => number = Math.rando
   // Frozen at boot (spec: advanced.response_headers); hook instances follow each snapshot (forPool).
   const hooks = new HookRuntime({ logger: deps.logger, metrics, loader: deps.hookLoader, routePolicyHeader: deps.holder.current.config.advanced?.response_headers?.route_policy ?? true });
   hooks.load(deps.holder.current);
+  // The boot's hooks answer from the first request (a plugin that takes longer answers as not loaded until it is).
+  await Promise.race([hooks.settled(), Bun.sleep(HOOKS_BOOT_WAIT_MS)]);
   const data = withCors(dataHandlers({ ...deps, metrics, routing, auth: governance.ingressAuth, metering: groups.metering, inbound, hooks }), () => deps.holder.current, foreignOrigin);
   const admin = { fetch: adminFetch(adminDeps), routes: {}, tooLarge: defaultTooLarge };
   // Both routers are built on first use; the boot calls this once the listeners have served their first requests.
@@ -70,6 +72,8 @@ export async function buildApps(deps: AppDeps, random: () => number = Math.rando
   const reloadFile: ReloadFile = (principal, refused) => reloadConfigFile(adminDeps, principal, undefined, refused);
   return { data, admin, warm, routing, health, metering: groups.metering, reloadFile, hooks };
 }
+
+const HOOKS_BOOT_WAIT_MS = 2000;
 
 /** A browser origin the data plane does not serve: 403 in the path's protocol shape where it has one. */
 function foreignOrigin(request: Request, message: string): Response {
