@@ -63,7 +63,7 @@ export async function buildApps(deps: AppDeps, random: () => number = Math.rando
   const hooks = new HookRuntime({ logger: deps.logger, metrics, loader: deps.hookLoader, routePolicyHeader: deps.holder.current.config.advanced?.response_headers?.route_policy ?? true });
   hooks.load(deps.holder.current);
   // The boot's hooks answer from the first request (a plugin that takes longer answers as not loaded until it is).
-  await Promise.race([hooks.settled(), Bun.sleep(HOOKS_BOOT_WAIT_MS)]);
+  await hooks.settled(HOOKS_BOOT_WAIT_MS);
   const data = withCors(dataHandlers({ ...deps, metrics, routing, auth: governance.ingressAuth, metering: groups.metering, inbound, hooks }), () => deps.holder.current, foreignOrigin);
   const admin = { fetch: adminFetch(adminDeps), routes: {}, tooLarge: defaultTooLarge };
   // Both routers are built on first use; the boot calls this once the listeners have served their first requests.

@@ -117,9 +117,10 @@ export class HookRuntime implements HookRuntimeView {
     }
   }
 
-  /** Every instance, once created (tests and the boot's readiness wait). */
-  settled(): Promise<void> {
-    return Promise.all([...this.entries.values()].map((e) => e.ready)).then(() => undefined);
+  /** Every instance created (or failed), or `withinMs` passed: the boot's readiness wait, and tests'. */
+  async settled(withinMs = 10_000): Promise<void> {
+    if (this.entries.size === 0) return;
+    await within(Promise.all([...this.entries.values()].map((e) => e.ready)), withinMs).catch(() => undefined);
   }
 
   close(): void {
