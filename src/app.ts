@@ -62,6 +62,7 @@ export async function buildApps(deps: AppDeps, random: () => number = Math.rando
   // Frozen at boot (spec: advanced.response_headers); hook instances follow each snapshot (forPool).
   const hooks = new HookRuntime({ logger: deps.logger, metrics, loader: deps.hookLoader, routePolicyHeader: deps.holder.current.config.advanced?.response_headers?.route_policy ?? true });
   hooks.load(deps.holder.current);
+  deps.holder.onSwap((next) => hooks.load(next));
   // The boot's hooks answer from the first request (a plugin that takes longer answers as not loaded until it is).
   await hooks.settled(HOOKS_BOOT_WAIT_MS);
   const data = withCors(dataHandlers({ ...deps, metrics, routing, auth: governance.ingressAuth, metering: groups.metering, inbound, hooks }), () => deps.holder.current, foreignOrigin);

@@ -229,3 +229,18 @@ describe("taps", () => {
     expect(taps.find((t) => t.stage === "response")).toMatchObject({ hook: "watch-end", pool: "redact-openai", lane: "lane-a", status: 200, duration_ms: expect.any(Number) });
   });
 });
+
+describe("config changes", () => {
+  test("a hook added by /config/apply gates the very next request; removed, it no longer does", async () => {
+    const late = `${CONFIG}  late: {kind: gate, builtin: http-gate, prompt: ro, settings: {url: "${POLICY}/gate"}}\n`.replace("  broken: {members", "  late-pool: {members: [{model: lane-a}], hooks: [late]}\n  broken: {members");
+    const apply = (yaml: string) => fetch(`${gw.admin}/config/apply`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ yaml }) });
+    expect((await apply(late)).status).toBe(200);
+    reset();
+    const failed = await ask("late-pool", "REJECT at once").catch((e) => e);
+    expect(failed.status).toBe(403);
+    expect(upA.requests).toEqual([]);
+    expect((await apply(late.replace("hooks: [late]", "hooks: []"))).status).toBe(200);
+    await ask("late-pool", "REJECT no more");
+    expect(upA.requests.length).toBe(1);
+  });
+});
