@@ -189,6 +189,7 @@ describe("on_error", () => {
     await ask("slow-first", "SLOW answer");
     expect(performance.now() - started).toBeLessThan(550);
     expect(upB.requests.length).toBe(1); // lane-b is first in config order, though lane-a weighs 1000
+    expect(calls[0].user).toBeUndefined(); // acme-first has user: no
     expect(gw.logs.some((l) => l.includes("hook gate fell back") && l.includes("acme-first") && !l.includes("SLOW"))).toBe(true);
   });
 
@@ -207,6 +208,7 @@ describe("on_error", () => {
     const failed = await ask("broken-chain", "REJECT via the fallback").catch((e) => e);
     expect(failed.status).toBe(403);
     expect(calls.length).toBe(1);
+    expect(calls[0].hook).toBe("acme");
   });
 });
 
