@@ -5,6 +5,8 @@
 import type { GateCall, HookModule, TapEvent } from "./types.ts";
 
 export const MAX_ANSWER_BYTES = 64 * 1024;
+/** A call the gate stopped waiting for (timeout_ms) is abandoned here at the latest, so a hung server holds no sockets. */
+export const CALL_ABANDON_MS = 10_000;
 
 export function httpGateSettingsProblems(settings: Record<string, unknown>): string[] {
   const problems: string[] = [];
@@ -28,7 +30,7 @@ export const httpGate: HookModule = {
     const headers = { ...((settings.headers ?? {}) as Record<string, string>), "content-type": "application/json" };
     return {
       async gate(call: GateCall) {
-        const answer = await fetch(url, { method: "POST", headers, body: JSON.stringify(call) });
+        const answer = await fetch(url, { method: "POST", headers, body: JSON.stringify(call), signal: AbortSignal.timeout(CALL_ABANDON_MS) });
         if (answer.status < 200 || answer.status > 299) {
           void answer.body?.cancel();
           throw new Error(`policy server answered ${answer.status}`);
@@ -36,7 +38,7 @@ export const httpGate: HookModule = {
         return JSON.parse(await boundedText(answer)) as never;
       },
       async tap(event: TapEvent) {
-        const answer = await fetch(url, { method: "POST", headers, body: JSON.stringify(event) });
+        const answer = await fetch(url, { method: "POST", headers, body: JSON.stringify(event), signal: AbortSignal.timeout(CALL_ABANDON_MS) });
         void answer.body?.cancel();
       },
       status: () => ({ settings_keys: Object.keys(settings).sort(), settings_version: 0 }),
