@@ -21,9 +21,11 @@ import { auditHeadPath } from "./store/audit-head.ts";
 import type { KeyRecord } from "./store/keys.ts";
 import { buildGroupGovernance, type GroupGovernance } from "./governance/group-services.ts";
 import type { KeyInfo } from "./governance/usage.ts";
+import { HookRuntime } from "./hooks/runtime.ts";
+import type { HookModuleLoader } from "./hooks/types.ts";
 
 /** The governance services (keys, audit, auth cache) are built here from the store, not passed in. */
-export type AppDeps = Omit<AdminDeps, "keys" | "authCache" | "audit" | "store" | "groups" | "usage"> & { readonly store: SqliteStore };
+export type AppDeps = Omit<AdminDeps, "keys" | "authCache" | "audit" | "store" | "groups" | "usage"> & { readonly store: SqliteStore; readonly hookLoader?: HookModuleLoader };
 
 export async function buildApps(deps: AppDeps, random: () => number = Math.random) {
   let grouped: GroupGovernance | undefined;
@@ -57,14 +59,22 @@ export async function buildApps(deps: AppDeps, random: () => number = Math.rando
   const health = new HealthProber(() => deps.holder.current, routing, laneProbe(deps.holder), deps.logger);
   // Boot-scoped: the cap of the snapshot the process started with (the config lifecycle keeps it so).
   const inbound = new InboundLimit(deps.holder.current.config.limits?.max_inbound_concurrent ?? 4096);
-  const data = withCors(dataHandlers({ ...deps, metrics, routing, auth: governance.ingressAuth, metering: groups.metering, inbound }), () => deps.holder.current, foreignOrigin);
+  // Frozen at boot (spec: advanced.response_headers); hook instances follow each snapshot (forPool).
+  const hooks = new HookRuntime({ logger: deps.logger, metrics, loader: deps.hookLoader, routePolicyHeader: deps.holder.current.config.advanced?.response_headers?.route_policy ?? true });
+  hooks.load(deps.holder.current);
+  deps.holder.onSwap((next) => hooks.load(next));
+  // The boot's hooks answer from the first request (a plugin that takes longer answers as not loaded until it is).
+  await hooks.settled(HOOKS_BOOT_WAIT_MS);
+  const data = withCors(dataHandlers({ ...deps, metrics, routing, auth: governance.ingressAuth, metering: groups.metering, inbound, hooks }), () => deps.holder.current, foreignOrigin);
   const admin = { fetch: adminFetch(adminDeps), routes: {}, tooLarge: defaultTooLarge };
   // Both routers are built on first use; the boot calls this once the listeners have served their first requests.
   const warm = () => (data.warm(), admin.fetch.warm());
   // SIGHUP's reload (main.ts): POST /config/reload's audited change, with the signal as its principal.
   const reloadFile: ReloadFile = (principal, refused) => reloadConfigFile(adminDeps, principal, undefined, refused);
-  return { data, admin, warm, routing, health, metering: groups.metering, reloadFile };
+  return { data, admin, warm, routing, health, metering: groups.metering, reloadFile, hooks };
 }
+
+const HOOKS_BOOT_WAIT_MS = 2000;
 
 /** A browser origin the data plane does not serve: 403 in the path's protocol shape where it has one. */
 function foreignOrigin(request: Request, message: string): Response {

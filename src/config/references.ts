@@ -1,6 +1,7 @@
 // Checks that need the whole tree: every name that refers to another section must resolve.
 // It runs even when the schema check failed, so one pass reports every error; hence the defensive reads.
 import { ADMIN_AUTH_MODULES, IDENTITY_MODULES, INGRESS_AUTH_MODULES, pluginName } from "../auth/modules.ts";
+import { COMPILED_HOOKS, COMPILED_SETTINGS_PROBLEMS } from "../hooks/compiled.ts";
 import { HOOK_TERMINALS, NAME_PATTERN } from "./schema.ts";
 import type { Conceal } from "./schema-errors.ts";
 
@@ -117,6 +118,7 @@ export function referenceErrors(root: unknown, conceal?: Conceal): string[] {
     const transport = bag(hook.transport);
     if (transport.kind === "plugin" && !str(transport.target)) errors.push(`${at}.transport.target: a plugin transport names its plugin`);
     if (transport.kind === "none" && transport.target !== undefined && transport.target !== null) errors.push(`${at}.transport.target: must be null when kind is none`);
+    errors.push(...hookSourceErrors(at, hook, hooks));
   }
 
   for (const [name, raw] of Object.entries(groups)) {
@@ -213,6 +215,31 @@ export function referenceErrors(root: unknown, conceal?: Conceal): string[] {
     const required = EXPORTER_REQUIRED[module];
     const settings = bag(exporter.settings);
     if (required && typeof settings[required] !== "string") errors.push(`${at}.settings.${required}: required member missing`);
+  }
+  return errors;
+}
+
+/** A hook's builtin (known, its settings sound, not beside a plugin transport) and its on_error chain (gates only, no cycle). */
+function hookSourceErrors(at: string, hook: Record<string, unknown>, hooks: Record<string, unknown>): string[] {
+  const errors: string[] = [];
+  const builtin = str(hook.builtin);
+  if (builtin !== undefined) {
+    if (bag(hook.transport).kind === "plugin") errors.push(`${at}.builtin: a hook names a builtin or a plugin transport, not both`);
+    if (!Object.hasOwn(COMPILED_HOOKS, builtin)) errors.push(`${at}.builtin: unknown compiled-in hook ${JSON.stringify(builtin)} (${Object.keys(COMPILED_HOOKS).join(" | ")})`);
+    else errors.push(...COMPILED_SETTINGS_PROBLEMS[builtin]!(bag(hook.settings)).map((p) => `${at}.settings.${p}`));
+  }
+  const terminal = (name: string | undefined) => name === undefined || (HOOK_TERMINALS as readonly string[]).includes(name);
+  const first = str(hook.on_error);
+  if (terminal(first) || !(first! in hooks)) return errors;
+  if (hook.kind === "gate" && bag(hooks[first!]).kind !== "gate") errors.push(`${at}.on_error: fallback hook ${JSON.stringify(first)} is not a gate`);
+  const chain = [at.slice("hooks.".length)];
+  for (let next = first; !terminal(next) && next! in hooks; next = str(bag(hooks[next!]).on_error)) {
+    if (next === chain[0] && chain.length > 1) {
+      errors.push(`${at}.on_error: fallback cycle ${[...chain, next].join(" -> ")}`);
+      break;
+    }
+    if (chain.includes(next!)) break; // a cycle not through this hook: reported from its own members
+    chain.push(next!);
   }
   return errors;
 }

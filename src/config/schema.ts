@@ -201,6 +201,7 @@ export const HOOK_TERMINALS = ["weighted", "reject", "first", "nothing"] as cons
 export const HookCfg = Strict({
   kind: Enum(["gate", "tap"]),
   transport: Type.Optional(Strict({ kind: Enum(["plugin", "none"]), target: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Null()])) })),
+  builtin: Type.Optional(Type.String({ minLength: 1, description: "a compiled-in hook (http-gate | regex-redact) instead of a plugin transport" })),
   prompt: Type.Optional(Enum(["no", "ro", "rw"], { default: "no" })),
   user: Type.Optional(Enum(["no", "ro"], { default: "no" })),
   priority: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535, default: 0, description: "transform-chain order and reject tie-break" })),

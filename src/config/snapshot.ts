@@ -104,6 +104,12 @@ export class ConfigHolder {
   swap(next: Snapshot): Snapshot {
     const previous = this.#current;
     this.#current = next;
+    for (const listener of this.#listeners) listener(next);
     return previous;
   }
+  /** Told each new snapshot as it goes live (the hook runtime builds its instances then, not on a request). */
+  onSwap(listener: (next: Snapshot) => void): void {
+    this.#listeners.push(listener);
+  }
+  readonly #listeners: ((next: Snapshot) => void)[] = [];
 }

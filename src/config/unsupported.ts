@@ -15,12 +15,9 @@ const EXPORT = "telemetry export";
 const IDENTITY = "identity providers and token exchange";
 
 export const NOT_YET_SUPPORTED: readonly NotYet[] = [
-  { path: "hooks", lands: HOOKS },
-  { path: "pools.hooks", lands: HOOKS },
-  { path: "pools.*.hooks", lands: HOOKS },
   { path: "plugins", lands: HOOKS },
   { path: "export", lands: EXPORT },
-  { path: "advanced.response_headers", lands: `${EXPORT} (Server-Timing) and ${HOOKS} (route policy)` },
+  { path: "advanced.response_headers.server_timing", lands: `${EXPORT} (Server-Timing)` },
   { path: "identity-providers", lands: IDENTITY },
   { path: "role_bindings", lands: IDENTITY },
   { path: "default_team", lands: IDENTITY },

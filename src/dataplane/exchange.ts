@@ -15,6 +15,7 @@ import type { RoutingState } from "../routing/state.ts";
 import type { Logger } from "../telemetry/logger.ts";
 import type { DataPlaneMetrics } from "../telemetry/metrics.ts";
 import type { InboundLimit, InboundSlot } from "./inbound-limit.ts";
+import type { HookRuntime } from "../hooks/runtime.ts";
 
 export interface PipelineDeps {
   readonly holder: ConfigHolder;
@@ -29,6 +30,8 @@ export interface PipelineDeps {
   readonly metering?: Metering;
   /** `limits.max_inbound_concurrent`; absent = no global cap (pipelines built by tests). */
   readonly inbound?: InboundLimit;
+  /** Gate and tap hooks (src/hooks); absent = none (pipelines built by tests). */
+  readonly hooks?: HookRuntime;
 }
 
 /** What every path needs about the request being served. */

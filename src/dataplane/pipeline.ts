@@ -6,12 +6,13 @@ import type { IngressPrincipal } from "../auth/ingress-chain.ts";
 import { poolFor, type Snapshot } from "../config/snapshot.ts";
 import { closeConnection } from "../http/serve.ts";
 import { irError, type IrError, type IrRequest } from "../ir/index.ts";
-import { MAX_TOKENS_LIMIT, maxTokensValid } from "../ir/request.ts";
 import type { RequestMeter } from "../governance/metering.ts";
 import type { InboundSlot } from "./inbound-limit.ts";
 import { modelNameProblem } from "./model-name.ts";
 import { parseBody, parseBodyBytes, readBodyBytes, readBodyText, type Refusal } from "./request-body.ts";
-import type { IngressContext, ProtocolAdapter, WireProtocol } from "../protocols/types.ts";
+import type { IngressContext, ProtocolAdapter } from "../protocols/types.ts";
+import { gateRequest, type Hooked } from "../hooks/request.ts";
+import { decodeIr } from "./decode.ts";
 import { route as routeRequest, type AttemptResult, type LaneTicket, type RouteOptions, type Routed, type RoutingCounters } from "../routing/failover.ts";
 import type { Lane } from "../routing/lane.ts";
 import type { Pool } from "../routing/pool.ts";
@@ -115,13 +116,21 @@ async function serveModelRequest(deps: PipelineDeps, ingress: ProtocolAdapter, r
     return refuse(problem ? irError("invalid_request", problem, { param: "model" }) : irError("not_found", unknownModelMessage(snapshot, model, principal.allowedPools), { code: "model_not_found", param: "model" }));
   }
   if (principal.allowedPools && !principal.allowedPools.includes(pool.name)) return refuse(irError("permission", `This key may not use \`${model}\`.`), pool.name);
+  // Gate hooks decide before anything is counted or dispatched (a pool without hooks skips this).
+  const hooks = deps.hooks?.forPool(snapshot, pool.name);
+  let hooked: Hooked | undefined;
+  if (hooks) {
+    const gated = await gateRequest(deps.hooks!, hooks, { ingress, body, context, model, principal, pool, routing: deps.routing }, started);
+    if (!gated.ok) return refuse(gated.error, pool.name);
+    hooked = gated.value;
+  }
   // Group limits: admission counts the request and reserves its estimate before any lane is tried
   // (failures are not refunded; the estimate is settled when the request ends).
   const metered = deps.metering?.admit(principal, pool.name, model, { pool, body, bodyBytes: contentLength(request) });
   if (metered && !metered.ok) return refuse(metered.error, pool.name);
   const meter = metered?.meter;
 
-  const call = new ModelCall(deps, snapshot, ingress, request, body, context, model, meter, slot);
+  const call = new ModelCall(deps, snapshot, ingress, request, body, context, model, meter, slot, hooked);
   let routed: Routed<Response>;
   try {
     routed = await routeRequest(pool, call);
@@ -135,6 +144,7 @@ async function serveModelRequest(deps: PipelineDeps, ingress: ProtocolAdapter, r
   }
   // A streamed answer holds its concurrency slots until the stream settles (streamTicket).
   meter?.answered();
+  if (hooked && routed.kind !== "exhausted") answeredHooked(hooked, call.lane, routed);
   if (routed.kind === "answer") return done(deps, ingress, pool.name, started, routed.value, "ok");
   if (routed.kind === "relay") return done(deps, ingress, pool.name, started, routed.value, routed.failure === "caller" || routed.failure === "context_length" ? "client_error" : "error");
   const exhausted = irError("overloaded", `Every lane of \`${model}\` is cooling down or at capacity; retry after ${routed.retryAfterSecs} s.`, { retryAfterSecs: routed.retryAfterSecs });
@@ -151,6 +161,10 @@ function contentLength(request: Request): number | undefined {
 class ModelCall implements RouteOptions<Response> {
   readonly state: RoutingState;
   readonly counters: RoutingCounters;
+  /** A routing policy's lane order (a gate's route verb or on_error first). */
+  readonly order: RouteOptions<Response>["order"];
+  /** The lane of the latest attempt (the routing and response taps name it). */
+  lane = "";
   /** The IR, built on the first lane that needs it (a same-protocol lane never does). */
   private ir: IrRequest | undefined;
 
@@ -164,16 +178,18 @@ class ModelCall implements RouteOptions<Response> {
     private readonly model: string,
     private readonly meter: RequestMeter | undefined,
     private readonly slot: InboundSlot | undefined,
+    private readonly hooked: Hooked | undefined,
   ) {
     this.state = deps.routing;
     this.counters = routingCounters(deps.metrics);
+    this.order = hooked?.order;
   }
 
   poolNamed(name: string): Pool | undefined {
     return this.snapshot.pools.get(name);
   }
 
-  attempt(lane: Lane, ticket: LaneTicket): Promise<AttemptResult<Response>> {
+  attempt(lane: Lane, laneTicket: LaneTicket): Promise<AttemptResult<Response>> {
     const { deps, ingress, model } = this;
     // Debug, not warn: a client that always sends a member the IR does not model would flood the log;
     // the counter shows the rate, and debug logging shows which members.
@@ -182,39 +198,23 @@ class ModelCall implements RouteOptions<Response> {
       deps.logger.debug("translation warning", { from: ingress.name, to: lane.provider.protocol, model, warning });
     };
     const exchange: Exchange = { deps, snapshot: this.snapshot, ingress, request: this.request, body: this.body, context: this.context, lane, model, warn, meter: this.meter, slot: this.slot };
-    if (lane.provider.protocol === ingress.name) return passThrough(exchange, ticket);
+    this.lane = lane.name;
+    const ticket = this.hooked ? this.hooked.attempted(lane.name, laneTicket) : laneTicket;
+    // A transformed prompt exists only as IR: a same-protocol lane is sent it re-encoded, not the caller's bytes.
+    if (lane.provider.protocol === ingress.name && !this.hooked?.transformed) return passThrough(exchange, ticket);
     const decoded = this.decode(warn);
     if (lane.provider.protocol === "mock") return answerFromMock(exchange, decoded, ticket);
-    deps.metrics.translations.at(ingress.name, lane.provider.protocol).inc();
+    if (lane.provider.protocol !== ingress.name) deps.metrics.translations.at(ingress.name, lane.provider.protocol).inc();
     return translate(exchange, decoded, ticket);
   }
 
   private decode(warn: (warning: string) => void): IrRequest {
     if (this.ir) return this.ir;
-    const decoded = this.ingress.decodeRequest(this.body, this.context);
+    const decoded = this.hooked?.ir ?? decodeIr(this.ingress, this.body, this.context);
     if (!decoded.ok) throw new DecodeRefused(decoded.error);
-    if (!maxTokensValid(decoded.value.sampling.maxTokens)) {
-      const member = maxTokensMember(this.ingress.name, this.body);
-      throw new DecodeRefused(irError("invalid_request", `${member}: must be an integer from 1 to ${MAX_TOKENS_LIMIT}`, { param: member }));
-    }
     decoded.warnings.forEach(warn);
     return (this.ir = decoded.value);
   }
-}
-
-/** The member each protocol carries the IR's output-token cap in, as its callers write it. */
-const MAX_TOKENS_MEMBER: Readonly<Record<WireProtocol, string>> = {
-  openai: "max_tokens",
-  anthropic: "max_tokens",
-  responses: "max_output_tokens",
-  cohere: "max_tokens",
-  gemini: "generationConfig.maxOutputTokens",
-  bedrock: "inferenceConfig.maxTokens",
-};
-
-function maxTokensMember(protocol: WireProtocol, body: Record<string, unknown>): string {
-  // OpenAI has two names for the cap; the newer one wins when both are sent (protocols/openai/request.ts).
-  return protocol === "openai" && body.max_completion_tokens != null ? "max_completion_tokens" : MAX_TOKENS_MEMBER[protocol];
 }
 
 /** A direct route's one lane, as a pool over the lane-default cell (the one /stats shows). */
@@ -238,4 +238,12 @@ function routingCounters(metrics: DataPlaneMetrics): RoutingCounters {
     countersByMetrics.set(metrics, counters);
   }
   return counters;
+}
+
+/** The route-policy header and the routing tap of an answered request with hooks; a relayed failure's response tap (an answer's fires from its ticket). */
+function answeredHooked(hooked: Hooked, lane: string, routed: Exclude<Routed<Response>, { kind: "exhausted" }>): void {
+  if (hooked.header !== undefined) routed.value.headers.set("x-gateway-route-policy", hooked.header);
+  if (!hooked.taps) return;
+  hooked.tap("routing", { lane });
+  if (routed.kind === "relay") hooked.tap("response", { lane, status: routed.value.status });
 }

@@ -51,6 +51,8 @@ export interface RouteOptions<R> {
   /** The pool by name (for `fallback_pool:`). */
   readonly poolNamed: (name: string) => Pool | undefined;
   readonly attempt: Attempt<R>;
+  /** The first pool's members in the order a routing policy (a gate hook) chose; unnamed members are not tried. */
+  readonly order?: readonly PoolMember[];
 }
 
 const HARD_DOWN: ReadonlySet<FailureClass> = new Set(["credential", "quota"]);
@@ -106,7 +108,7 @@ class RouteRun<R> {
     private readonly options: RouteOptions<R>,
   ) {
     const clock = options.state.clock;
-    this.order = weightedOrder(pool.members, clock.random);
+    this.order = options.order ?? weightedOrder(pool.members, clock.random);
     this.deadline = clock.now() + pool.failover.timeout_secs * 1000;
   }
 

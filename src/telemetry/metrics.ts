@@ -208,6 +208,9 @@ export function dataPlaneMetrics(registry = new MetricsRegistry()) {
     failovers: registry.counter("gateway_failovers_total", "Requests moved to another lane, by the failure that moved them (timeout, connect, transient_upstream, hard_down).", ["pool", "reason"]),
     translations: registry.counter("gateway_translations_total", "Cross-protocol translation hops.", ["from", "to"]),
     translationWarnings: registry.counter("gateway_translation_warnings_total", "Members dropped or clamped in translation (each also logged).", ["from", "to"]),
+    routePolicySelections: registry.counter("gateway_route_policy_selections_total", "Requests whose lane order a gate hook's route verb chose (abstains and on_error fallbacks not counted).", ["pool", "policy"]),
+    routePolicyRejections: registry.counter("gateway_route_policy_rejections_total", "Requests a gate hook's reject verb refused (4xx, nothing dispatched).", ["pool", "policy", "status"]),
+    hookEventsDropped: registry.counter("gateway_hook_events_dropped_total", "Tap events dropped because the tap had 1,024 queued.", ["hook"]),
     usageEstimates: registry.counter("gateway_usage_estimated_total", "Metered requests charged an estimate because the upstream reported no usage (each also logged).", ["lane"]),
   };
 }

@@ -76,14 +76,14 @@ describe("apply, versions, diff, rollback", () => {
     expect(await version()).toBe(v);
   });
 
-  test("hooks, which this build does not carry yet, are refused by apply with their paths", async () => {
+  test("hooks whose on_error fallbacks form a cycle are refused by apply with their paths", async () => {
     const v = await version();
-    const hooked = { ...WITH_EXTRA, pools: { ...WITH_EXTRA.pools, extra: { members: [{ model: "mock-1" }], hooks: ["tap-a"] } }, hooks: { "tap-a": { kind: "tap", at: "response", transport: { kind: "plugin", target: "webhook" } } } };
+    const gate = (next: string) => ({ kind: "gate", builtin: "http-gate", on_error: next, settings: { url: "http://127.0.0.1:9/policy" } });
+    const hooked = { ...WITH_EXTRA, pools: { ...WITH_EXTRA.pools, extra: { members: [{ model: "mock-1" }], hooks: ["gate-a"] } }, hooks: { "gate-a": gate("gate-b"), "gate-b": gate("gate-a") } };
     const refused = await post("/config/apply", { config: hooked });
     expect(refused.status).toBe(400);
     const text = await refused.text();
-    expect(text).toContain("hooks: not supported by this build yet (lands with hooks and plugins)");
-    expect(text).toContain("pools.extra.hooks: not supported by this build yet");
+    expect(text).toContain("hooks.gate-a.on_error: fallback cycle gate-a -> gate-b -> gate-a");
     expect(await version()).toBe(v);
   });
 
@@ -100,7 +100,7 @@ describe("apply, versions, diff, rollback", () => {
     expect((await admin("/config/versions?cursor=bogus")).status).toBe(400);
 
     const detail = (await json(await admin(`/config/versions/${newest}`))) as { hooks: Record<string, { name: string }>; global_hooks: string[] };
-    expect(detail.hooks).toEqual({}); // hooks land with issue 17; until then none can be applied
+    expect(detail.hooks).toEqual({}); // no applied config of this test carries a hook
     expect((await admin("/config/versions/999")).status).toBe(404);
     expect((await admin("/config/versions/abc")).status).toBe(400);
 

@@ -1,0 +1,63 @@
+// Compiled-in `http-gate`: a policy written in any language. The gate call is POSTed as JSON to
+// settings.url (with settings.headers, secret references resolved) and the JSON answer is the decision;
+// a non-2xx answer, an answer past MAX_ANSWER_BYTES or one that is not JSON is an error (on_error applies).
+// As a tap it POSTs each event the same way (its answer is read and ignored).
+import type { GateCall, HookModule, TapEvent } from "./types.ts";
+
+export const MAX_ANSWER_BYTES = 64 * 1024;
+/** A call the gate stopped waiting for (timeout_ms) is abandoned here at the latest, so a hung server holds no sockets. */
+export const CALL_ABANDON_MS = 10_000;
+
+export function httpGateSettingsProblems(settings: Record<string, unknown>): string[] {
+  const problems: string[] = [];
+  if (typeof settings.url !== "string" || !/^https?:\/\/[^\s]+$/.test(settings.url)) problems.push("url: an http(s) URL");
+  const headers = settings.headers;
+  if (headers !== undefined && (typeof headers !== "object" || headers === null || Array.isArray(headers))) problems.push("headers: a map of header name -> value (or secret reference)");
+  return problems;
+}
+
+export const httpGate: HookModule = {
+  kind: "hook",
+  settingsSchema: {
+    type: "object",
+    required: ["url"],
+    properties: { url: { type: "string" }, headers: { type: "object", additionalProperties: { type: "string" } } },
+  },
+  create(settings) {
+    const problems = httpGateSettingsProblems(settings);
+    if (problems.length > 0) throw new Error(problems.join("; "));
+    const url = settings.url as string;
+    const headers = { ...((settings.headers ?? {}) as Record<string, string>), "content-type": "application/json" };
+    return {
+      async gate(call: GateCall) {
+        const answer = await fetch(url, { method: "POST", headers, body: JSON.stringify(call), signal: AbortSignal.timeout(CALL_ABANDON_MS) });
+        if (answer.status < 200 || answer.status > 299) {
+          void answer.body?.cancel();
+          throw new Error(`policy server answered ${answer.status}`);
+        }
+        return JSON.parse(await boundedText(answer)) as never;
+      },
+      async tap(event: TapEvent) {
+        const answer = await fetch(url, { method: "POST", headers, body: JSON.stringify(event), signal: AbortSignal.timeout(CALL_ABANDON_MS) });
+        void answer.body?.cancel();
+      },
+      status: () => ({ settings_keys: Object.keys(settings).sort(), settings_version: 0 }),
+    };
+  },
+};
+
+async function boundedText(answer: Response): Promise<string> {
+  if (!answer.body) return "";
+  const reader = answer.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (let read = await reader.read(); !read.done; read = await reader.read()) {
+    size += read.value.byteLength;
+    if (size > MAX_ANSWER_BYTES) {
+      void reader.cancel();
+      throw new Error(`policy answer over ${MAX_ANSWER_BYTES} bytes`);
+    }
+    chunks.push(read.value);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}

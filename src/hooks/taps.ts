@@ -1,0 +1,64 @@
+// A tap's queue: events are handed over without waiting (the request never awaits a tap), delivered one
+// at a time after the current turn of the event loop, each bounded by the hook's timeout_ms so a hanging
+// tap only fills its own queue. Past MAX_QUEUED events the newest are dropped and counted.
+import type { HookInstance, TapEvent } from "./types.ts";
+
+export const MAX_QUEUED = 1024;
+
+export class TapQueue {
+  private readonly queue: TapEvent[] = [];
+  private draining = false;
+  dropped = 0;
+
+  constructor(
+    private readonly hook: string,
+    private readonly instance: () => HookInstance | undefined,
+    private readonly timeoutMs: number,
+    private readonly onDrop: () => void,
+    private readonly onError: (cause: string) => void,
+  ) {}
+
+  get queued(): number {
+    return this.queue.length;
+  }
+
+  push(event: Omit<TapEvent, "hook">): void {
+    if (this.queue.length >= MAX_QUEUED) {
+      this.dropped += 1;
+      this.onDrop();
+      return;
+    }
+    this.queue.push({ ...event, hook: this.hook });
+    if (!this.draining) {
+      this.draining = true;
+      setTimeout(() => void this.drain(), 0);
+    }
+  }
+
+  private async drain(): Promise<void> {
+    for (let event = this.queue.shift(); event; event = this.queue.shift()) {
+      const tap = this.instance()?.tap;
+      if (!tap) continue;
+      try {
+        const result = tap.call(this.instance(), event);
+        if (result instanceof Promise) await within(result, this.timeoutMs);
+      } catch (error) {
+        this.onError(error instanceof Error ? error.message : String(error));
+      }
+    }
+    this.draining = false;
+  }
+}
+
+export class TimedOut extends Error {
+  constructor(ms: number) {
+    super(`no answer within ${ms} ms`);
+  }
+}
+
+/** `promise`, or a TimedOut rejection after `ms`. */
+export function within<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout>;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new TimedOut(ms)), ms)));
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
