@@ -76,14 +76,14 @@ describe("apply, versions, diff, rollback", () => {
     expect(await version()).toBe(v);
   });
 
-  test("hooks, which this build does not carry yet, are refused by apply with their paths", async () => {
+  test("hooks are judged with the config: a pool naming a hook that does not exist is refused with its path", async () => {
     const v = await version();
-    const hooked = { ...WITH_EXTRA, pools: { ...WITH_EXTRA.pools, extra: { members: [{ model: "mock-1" }], hooks: ["tap-a"] } }, hooks: { "tap-a": { kind: "tap", at: "response", transport: { kind: "plugin", target: "webhook" } } } };
+    const hooked = { ...WITH_EXTRA, pools: { ...WITH_EXTRA.pools, extra: { members: [{ model: "mock-1" }], hooks: ["tap-missing"] } }, hooks: { "tap-a": { kind: "tap", transport: { kind: "plugin", target: "acme/webhook" } } } };
     const refused = await post("/config/apply", { config: hooked });
     expect(refused.status).toBe(400);
     const text = await refused.text();
-    expect(text).toContain("hooks: not supported by this build yet (lands with hooks and plugins)");
-    expect(text).toContain("pools.extra.hooks: not supported by this build yet");
+    expect(text).toContain('pools.extra.hooks[0]: unknown hook \\"tap-missing\\"');
+    expect(text).toContain("hooks.tap-a.at: a tap needs its stage");
     expect(await version()).toBe(v);
   });
 
@@ -100,7 +100,7 @@ describe("apply, versions, diff, rollback", () => {
     expect((await admin("/config/versions?cursor=bogus")).status).toBe(400);
 
     const detail = (await json(await admin(`/config/versions/${newest}`))) as { hooks: Record<string, { name: string }>; global_hooks: string[] };
-    expect(detail.hooks).toEqual({}); // hooks land with issue 17; until then none can be applied
+    expect(detail.hooks).toEqual({}); // none applied here: tests/e2e/hooks-admin.test.ts registers them
     expect((await admin("/config/versions/999")).status).toBe(404);
     expect((await admin("/config/versions/abc")).status).toBe(400);
 

@@ -11,12 +11,12 @@ const CONFIG = `${LISTEN_ANY}store: {module: sqlite, settings: {path: ":memory:"
 providers: {local: {protocol: mock}}
 models: {mock-1: {provider: local}}
 `;
-const EXTRA = `hooks: {pii-gate: {kind: gate}}
+const EXTRA = `plugins: {dir: ./plugins}
 export: {scrape: {module: prometheus}}
 advanced: {response_headers: {server_timing: true}}
 `;
 const REFUSALS = [
-  "hooks: not supported by this build yet (lands with hooks and plugins)",
+  "plugins: not supported by this build yet (lands with hooks and plugins)",
   "export: not supported by this build yet (lands with telemetry export)",
   "advanced.response_headers: not supported by this build yet",
 ];
