@@ -11,8 +11,6 @@ const landsOf = (path: string) => NOT_YET_SUPPORTED.find((n) => n.path === path)
 
 describe("config this build cannot honour yet", () => {
   const cases: [string, string][] = [
-    ["hooks", "hooks: {h: {kind: gate}}\n"],
-    ["pools.hooks", "pools: {hooks: [h]}\nhooks: {h: {kind: gate}}\n"],
     ["plugins", "plugins: {dir: ./plugins}\n"],
     ["export", "export: {scrape: {module: prometheus}}\n"],
     ["advanced.response_headers", "advanced: {response_headers: {server_timing: true}}\n"],
@@ -35,9 +33,9 @@ describe("config this build cannot honour yet", () => {
     });
   }
 
-  test("a pool's own hooks are refused under the pool's name", () => {
-    const loaded = loadConfigText(`${BASE}pools: {chat: {members: [{model: m}], hooks: [h]}}\nhooks: {h: {kind: gate}}\n`, "t.yaml", { env: {} });
-    expect(loaded.ok ? [] : loaded.errors).toEqual([refusal("hooks", landsOf("hooks")), refusal("pools.chat.hooks", landsOf("pools.*.hooks"))]);
+  test("hooks, global and per pool, load: they are this build's (the admin API registers them too)", () => {
+    const loaded = loadConfigText(`${BASE}pools: {hooks: [h], chat: {members: [{model: m}], hooks: [h]}}\nhooks: {h: {kind: gate}}\n`, "t.yaml", { env: {} });
+    expect(loaded.ok ? [] : loaded.errors).toEqual([]);
   });
 
   test("an empty map or list asks for nothing and loads; so does a config without them", () => {
@@ -49,7 +47,7 @@ describe("config this build cannot honour yet", () => {
 
   test("the check reads the tree as written, not a defaulted one, and costs nothing without them", () => {
     expect(unsupportedErrors({ auth: { chain: [] }, advanced: { config_versions_retained: 3 } })).toEqual([]);
-    expect(unsupportedErrors({ pools: { hooks: "not a list" } })).toEqual([refusal("pools.hooks", landsOf("pools.hooks"))]);
+    expect(unsupportedErrors({ plugins: "not a map" })).toEqual([refusal("plugins", landsOf("plugins"))]);
     expect(unsupportedErrors(null)).toEqual([]);
   });
 });
