@@ -6,7 +6,7 @@ import { Type } from "@sinclair/typebox";
 import { HOOK_TERMINALS, HookCfg } from "../config/schema.ts";
 import type { ConfigTree } from "../config/lifecycle.ts";
 import type { Snapshot } from "../config/snapshot.ts";
-import type { HookRuntimeView } from "../hooks/types.ts";
+import type { HookReportedStatus, HookRuntimeView } from "../hooks/types.ts";
 import { jsonController } from "../http/elysia.ts";
 import { GatewayError } from "../http/errors.ts";
 import { auditedChange, expectedVersion, refuseBody } from "./audited.ts";
@@ -67,6 +67,19 @@ function desiredVersion(deps: AdminDeps, name: string): number {
 
 const sortedStrings = (value: unknown): string[] | null => (Array.isArray(value) && value.every((k) => typeof k === "string") ? [...value].sort() : null);
 
+/**
+ * What a hook reported against what it should run. A plugin's answer is not trusted to be well formed:
+ * names only, a version only when it is one. Drift: a desired key it does not run, a key it runs that is
+ * no longer desired, or another settings_version.
+ */
+export function driftOf(desired: { settings_keys: readonly string[]; settings_version: number }, reported: HookReportedStatus) {
+  const keys = sortedStrings(reported.settings_keys);
+  const version = Number.isSafeInteger(reported.settings_version) && reported.settings_version >= 0 ? reported.settings_version : null;
+  const driftKeys = desired.settings_keys.filter((k) => !keys?.includes(k));
+  const drift = driftKeys.length > 0 || keys === null || keys.length !== desired.settings_keys.length || version !== desired.settings_version;
+  return { reported: { settings_keys: keys, settings_version: version }, drift, drift_keys: driftKeys };
+}
+
 async function statusView(deps: AdminDeps, runtime: HookRuntimeView, name: string) {
   const view = hookView(deps.holder.current, name);
   const desired = { settings_keys: view.settings_keys, settings_version: desiredVersion(deps, name) };
@@ -75,12 +88,7 @@ async function statusView(deps: AdminDeps, runtime: HookRuntimeView, name: strin
   if (reported === undefined) {
     return { ...base, reported: null, drift: null, drift_keys: [], note: `the hook did not answer within ${STATUS_WAIT_MS} ms (not loaded, no status(), or too slow)` };
   }
-  // A plugin's answer is not trusted to be well formed: names only, a version only when it is one.
-  const keys = sortedStrings(reported.settings_keys);
-  const version = Number.isSafeInteger(reported.settings_version) && reported.settings_version >= 0 ? reported.settings_version : null;
-  const driftKeys = desired.settings_keys.filter((k) => !keys?.includes(k));
-  const drift = driftKeys.length > 0 || keys === null || keys.length !== desired.settings_keys.length || version !== desired.settings_version;
-  return { ...base, reported: { settings_keys: keys, settings_version: version }, drift, drift_keys: driftKeys };
+  return { ...base, ...driftOf(desired, reported) };
 }
 
 export const hooksController = (deps: AdminDeps) => {
