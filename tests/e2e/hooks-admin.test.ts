@@ -137,6 +137,8 @@ describe("bad input: 400 naming every error, nothing stored, audited as rejected
     expect(unknown.body.error.message).toContain('hooks.lost.on_error: unknown fallback hook "nowhere"');
     const tap = await call("/hooks/tap-no-stage", "PUT", { kind: "tap", transport: { kind: "plugin", target: "acme/t" } });
     expect(tap.body.error.message).toContain("hooks.tap-no-stage.at: a tap needs its stage");
+    const notJson = await fetch(`${gw.admin}/hooks/not-json`, { method: "PUT", headers: { "x-admin-token": ENV.GATEWAY_ADMIN_TOKEN, "content-type": "application/json" }, body: "{kind: gate" });
+    expect(notJson.status).toBe(400);
     expect(await version()).toBe(v);
     expect((await call("/hooks")).body.map((h: { name: string }) => h.name)).toEqual(["pii-gate"]);
     const entries = await auditSince(seq);
@@ -149,6 +151,7 @@ describe("bad input: 400 naming every error, nothing stored, audited as rejected
       "hook.register hook:loop rejected",
       "hook.register hook:lost rejected",
       "hook.register hook:tap-no-stage rejected",
+      "hook.register hook:not-json rejected",
     ]);
   });
 
