@@ -728,6 +728,153 @@ export class AdminClient {
     return this.call("DELETE", `/groups/${encodeURIComponent(name)}`, undefined, undefined);
   }
 
+  /** GET /hooks (scope: read-only) */
+  getHooks(): Promise<Array<{
+    name: string;
+    kind: string;
+    transport: {
+      kind: string;
+      target: string | null;
+    };
+    prompt: string;
+    user: string;
+    priority: number;
+    at: string | null;
+    on_error: string;
+    timeout_ms: number;
+    settings_keys: Array<string>;
+    global: boolean;
+  }>> {
+    return this.call("GET", `/hooks`, undefined, undefined);
+  }
+
+  /** GET /hooks/{name} (scope: read-only) */
+  getHooksByName(name: string): Promise<{
+    name: string;
+    kind: string;
+    transport: {
+      kind: string;
+      target: string | null;
+    };
+    prompt: string;
+    user: string;
+    priority: number;
+    at: string | null;
+    on_error: string;
+    timeout_ms: number;
+    settings_keys: Array<string>;
+    global: boolean;
+  }> {
+    return this.call("GET", `/hooks/${encodeURIComponent(name)}`, undefined, undefined);
+  }
+
+  /** PUT /hooks/{name} (scope: full) */
+  putHooksByName(name: string, body: {
+    kind: "gate" | "tap";
+    transport?: {
+      kind: "plugin" | "none";
+      target?: string | null;
+    };
+    prompt?: "no" | "ro" | "rw";
+    user?: "no" | "ro";
+    priority?: number;
+    at?: "request" | "candidate" | "routing" | "response" | null;
+    on_error?: string;
+    timeout_ms?: number;
+    settings?: Record<string, unknown>;
+    global?: boolean;
+    expected_version?: number;
+  }): Promise<{
+    applied: boolean;
+    config_version: number;
+    hook?: {
+      name: string;
+      kind: string;
+      transport: {
+        kind: string;
+        target: string | null;
+      };
+      prompt: string;
+      user: string;
+      priority: number;
+      at: string | null;
+      on_error: string;
+      timeout_ms: number;
+      settings_keys: Array<string>;
+      global: boolean;
+    };
+    note: string;
+  }> {
+    return this.call("PUT", `/hooks/${encodeURIComponent(name)}`, body, undefined);
+  }
+
+  /** DELETE /hooks/{name} (scope: full) */
+  deleteHooksByName(name: string): Promise<{
+    applied: boolean;
+    config_version: number;
+    hook?: {
+      name: string;
+      kind: string;
+      transport: {
+        kind: string;
+        target: string | null;
+      };
+      prompt: string;
+      user: string;
+      priority: number;
+      at: string | null;
+      on_error: string;
+      timeout_ms: number;
+      settings_keys: Array<string>;
+      global: boolean;
+    };
+    note: string;
+  }> {
+    return this.call("DELETE", `/hooks/${encodeURIComponent(name)}`, undefined, undefined);
+  }
+
+  /** GET /hooks/{name}/health (scope: read-only) */
+  getHooksByNameHealth(name: string): Promise<{
+    name: string;
+    transport: {
+      kind: string;
+      target: string | null;
+    };
+    reachable: boolean | null;
+    detail: string | null;
+  }> {
+    return this.call("GET", `/hooks/${encodeURIComponent(name)}/health`, undefined, undefined);
+  }
+
+  /** GET /hooks/{name}/status (scope: read-only) */
+  getHooksByNameStatus(name: string): Promise<{
+    name: string;
+    desired: {
+      settings_keys: Array<string>;
+      settings_version: number;
+    };
+    reported: {
+      settings_keys: Array<string> | null;
+      settings_version: number | null;
+    } | null;
+    drift: boolean | null;
+    drift_keys: Array<string>;
+    metrics: Array<Record<string, unknown>>;
+    as_of: number;
+    source: "live";
+    note?: string | null;
+  }> {
+    return this.call("GET", `/hooks/${encodeURIComponent(name)}/status`, undefined, undefined);
+  }
+
+  /** GET /hooks/{name}/schema (scope: read-only) */
+  getHooksByNameSchema(name: string): Promise<{
+    name: string;
+    schema: Record<string, unknown> | null;
+  }> {
+    return this.call("GET", `/hooks/${encodeURIComponent(name)}/schema`, undefined, undefined);
+  }
+
   /** GET /keys/{id}/usage (scope: read-only) */
   getKeysByIdUsage(id: string): Promise<{
     id: string;

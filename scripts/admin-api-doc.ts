@@ -45,6 +45,13 @@ export const PURPOSE: Readonly<Record<string, string>> = {
   "DELETE /groups/{name}": "Deletes an API group with no children and no bound keys.",
   "GET /groups/{name}/usage": "The group's buckets in resolved order with caps and remaining budget.",
   "GET /usage/keys": "Per-key usage rows (`from`, `to` epoch seconds), by spend.",
+  "GET /hooks": "Every hook (HookView: settings key names, never values).",
+  "GET /hooks/{name}": "One hook.",
+  "PUT /hooks/{name}": "Registers or replaces a hook from a HookCfg: a new config version, audited `hook.register`.",
+  "DELETE /hooks/{name}": "Removes a hook (`409` while another hook falls back to it or a pool lists it): a new config version, audited `hook.delete`.",
+  "GET /hooks/{name}/health": "Whether the hook resolves to a loaded hook module (opens no connection).",
+  "GET /hooks/{name}/status": "Desired settings (key names, settings_version) against what the hook reports within 1 s; drift.",
+  "GET /hooks/{name}/schema": "The hook module's settings JSON Schema, or null.",
   "GET /openapi.json": "This API's OpenAPI 3.1 description.",
 };
 

@@ -238,7 +238,7 @@ Beyond types and ranges, startup stops on:
 
 ## Not supported yet
 
-The schema describes the whole gateway, but this build does not yet carry every feature. A member this build would not act on is **refused with its path** (\`hooks: not supported by this build yet (lands with hooks and plugins)\`) by \`gateway --check\`, at boot, on \`POST /config/reload\` and by the admin API (\`POST /config/validate\` answers its verdict \`ok: false\` with the line, \`POST /config/apply\` and \`PUT /config/settings\` a \`400\`), never accepted silently. An empty map or list (\`hooks: {}\`) asks for nothing and is let through. The members, and what each lands with (src/config/unsupported.ts is the one list; a feature that lands removes its entry):
+The schema describes the whole gateway, but this build does not yet carry every feature. A member this build would not act on is **refused with its path** (\`export: not supported by this build yet (lands with telemetry export)\`) by \`gateway --check\`, at boot, on \`POST /config/reload\` and by the admin API (\`POST /config/validate\` answers its verdict \`ok: false\` with the line, \`POST /config/apply\` and \`PUT /config/settings\` a \`400\`), never accepted silently. An empty map or list (\`export: {}\`) asks for nothing and is let through. The members, and what each lands with (src/config/unsupported.ts is the one list; a feature that lands removes its entry):
 
 ${NOT_YET_SUPPORTED.map(({ path, lands }) => `- ${code(path.replaceAll("*", "<name>"))}: ${lands}`).join("\n")}
 

@@ -25,7 +25,7 @@ import { HookRuntime } from "./hooks/runtime.ts";
 import type { HookModuleLoader } from "./hooks/types.ts";
 
 /** The governance services (keys, audit, auth cache) are built here from the store, not passed in. */
-export type AppDeps = Omit<AdminDeps, "keys" | "authCache" | "audit" | "store" | "groups" | "usage"> & { readonly store: SqliteStore; readonly hookLoader?: HookModuleLoader };
+export type AppDeps = Omit<AdminDeps, "keys" | "authCache" | "audit" | "store" | "groups" | "usage" | "hookRuntime"> & { readonly store: SqliteStore; readonly hookLoader?: HookModuleLoader };
 
 export async function buildApps(deps: AppDeps, random: () => number = Math.random) {
   let grouped: GroupGovernance | undefined;
@@ -50,21 +50,21 @@ export async function buildApps(deps: AppDeps, random: () => number = Math.rando
   await governance.load();
   const groups = grouped!;
   await groups.load();
-  const adminDeps: AdminDeps = { ...deps, keys: governance.keys, authCache: governance.cache, audit: governance.audit, groups: groups.groups, usage: groups.usage };
   const routing = new RoutingState({ now: deps.now, random });
   const metrics = dataPlaneMetrics();
   metrics.registry.gauge("gateway_lane_state", "Breaker state per (pool, lane): 0 Closed, 1 HalfOpen, 2 Open.", ["pool", "lane"], () => laneStates(deps.holder.current, routing));
-  groups.usage.registerMetrics(metrics.registry);
-  // Started by the boot (main.ts), so apps built in tests run no timers.
-  const health = new HealthProber(() => deps.holder.current, routing, laneProbe(deps.holder), deps.logger);
-  // Boot-scoped: the cap of the snapshot the process started with (the config lifecycle keeps it so).
-  const inbound = new InboundLimit(deps.holder.current.config.limits?.max_inbound_concurrent ?? 4096);
   // Frozen at boot (spec: advanced.response_headers); hook instances follow each snapshot (forPool).
   const hooks = new HookRuntime({ logger: deps.logger, metrics, loader: deps.hookLoader, routePolicyHeader: deps.holder.current.config.advanced?.response_headers?.route_policy ?? true });
   hooks.load(deps.holder.current);
   deps.holder.onSwap((next) => hooks.load(next));
   // The boot's hooks answer from the first request (a plugin that takes longer answers as not loaded until it is).
   await hooks.settled(HOOKS_BOOT_WAIT_MS);
+  const adminDeps: AdminDeps = { ...deps, keys: governance.keys, authCache: governance.cache, audit: governance.audit, groups: groups.groups, usage: groups.usage, hookRuntime: hooks };
+  groups.usage.registerMetrics(metrics.registry);
+  // Started by the boot (main.ts), so apps built in tests run no timers.
+  const health = new HealthProber(() => deps.holder.current, routing, laneProbe(deps.holder), deps.logger);
+  // Boot-scoped: the cap of the snapshot the process started with (the config lifecycle keeps it so).
+  const inbound = new InboundLimit(deps.holder.current.config.limits?.max_inbound_concurrent ?? 4096);
   const data = withCors(dataHandlers({ ...deps, metrics, routing, auth: governance.ingressAuth, metering: groups.metering, inbound, hooks }), () => deps.holder.current, foreignOrigin);
   const admin = { fetch: adminFetch(adminDeps), routes: {}, tooLarge: defaultTooLarge };
   // Both routers are built on first use; the boot calls this once the listeners have served their first requests.

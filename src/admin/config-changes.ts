@@ -1,7 +1,7 @@
 // POST /config/apply, /config/reload, /config/rollback and the retained versions (GET /config/versions,
 // /config/versions/{v}, /config/diff): every change goes through the config lifecycle, is audited, and
 // commits a new config_version. An apply is live at once and is not written to disk.
-import type { ConfigLifecycle, ConfigVersionRecord, Refused } from "../config/lifecycle.ts";
+import { sameTree, type ConfigLifecycle, type ConfigVersionRecord, type Refused } from "../config/lifecycle.ts";
 import { requestBody } from "./openapi.ts";
 import type { Concealed } from "../config/interpolate.ts";
 import { parseConfigText } from "../config/load.ts";
@@ -141,7 +141,8 @@ export const configChangesController = (deps: AdminDeps) =>
           hooks: {
             added: names(b).filter((n) => !(n in a)),
             removed: names(a).filter((n) => !(n in b)),
-            changed: names(b).filter((n) => n in a && JSON.stringify(a[n]) !== JSON.stringify(b[n])),
+            // The views show settings by name only; a changed value is a change too.
+            changed: names(b).filter((n) => n in a && !(sameTree(a[n], b[n]) && sameTree(from.snapshot.config.hooks?.[n], to.snapshot.config.hooks?.[n]))),
           },
         };
         const [g1, g2] = [from.snapshot.globalHooks, to.snapshot.globalHooks];

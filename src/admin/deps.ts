@@ -9,6 +9,7 @@ import type { UsageService } from "../governance/usage.ts";
 import type { AuditLog } from "../governance/audit.ts";
 import type { Store } from "../store/store.ts";
 import type { Logger } from "../telemetry/logger.ts";
+import type { HookRuntimeView } from "../hooks/types.ts";
 
 export interface AdminDeps {
   readonly holder: ConfigHolder;
@@ -34,4 +35,6 @@ export interface AdminDeps {
   readonly restart?: () => void;
   /** Metering views (GET /keys/{id}/usage, /groups/{name}/usage, /usage/keys). */
   readonly usage?: UsageService;
+  /** The running hooks (GET /hooks/{name}/health, /status, /schema): src/hooks/runtime.ts. */
+  readonly hookRuntime: HookRuntimeView;
 }

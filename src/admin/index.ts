@@ -13,6 +13,7 @@ import { restartController } from "./restart.ts";
 import type { AdminDeps } from "./deps.ts";
 import { infoController } from "./info.ts";
 import { groupsController } from "./groups.ts";
+import { hooksController } from "./hooks.ts";
 import { keysController } from "./keys.ts";
 import { usageController } from "./usage.ts";
 import { rememberPrincipal } from "./principal.ts";
@@ -88,6 +89,7 @@ export function buildAdminApp(deps: AdminDeps) {
     .use(auditController(deps))
     .use(keysController(deps))
     .use(groupsController(deps))
+    .use(hooksController(deps))
     .use(usageController(deps));
   // Built from the finished route table on first read, then kept: routes do not change at run time.
   return app.get("/openapi.json", () => (document ??= openApiDocument(app.routes, ADMIN_PREFIX)));
@@ -117,6 +119,7 @@ const METHOD_VERBS: Readonly<Record<string, string>> = { POST: "create", PUT: "u
 export function attemptedAction(method: string, pathname: string): { action: string; resource: string } {
   const [first = "admin", ...rest] = pathname.slice(ADMIN_PREFIX.length + 1).split("/").filter((p) => p !== "");
   const noun = NOUNS[first] ?? first;
+  if (noun === "hook" && rest.length === 1) return { action: method === "DELETE" ? "hook.delete" : "hook.register", resource: `hook:${rest[0]}` };
   if (noun === "key" || noun === "group") {
     const [id, verb] = rest;
     return { action: `${noun}.${verb ?? METHOD_VERBS[method] ?? "update"}`, resource: id === undefined ? noun : `${noun}:${id}` };

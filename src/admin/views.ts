@@ -102,6 +102,28 @@ export const HookView = Type.Object({
   global: Type.Boolean(),
 });
 
+const HookTransportView = HookView.properties.transport;
+export const HookHealthView = Type.Object({
+  name: Type.String(),
+  transport: HookTransportView,
+  reachable: Nullable(Type.Boolean({ description: "true = resolves to a loaded kind: hook module; a plugin-load check only (opens no connection, fires nothing)" })),
+  detail: Nullable(Type.String()),
+});
+const SettingsKeys = Type.Array(Type.String(), { description: "sorted key names of the settings bag, never values" });
+export const HookStatusView = Type.Object({
+  name: Type.String(),
+  desired: Type.Object({ settings_keys: SettingsKeys, settings_version: Uint }),
+  reported: Nullable(Type.Object({ settings_keys: Nullable(SettingsKeys), settings_version: Nullable(Uint) })),
+  drift: Nullable(Type.Boolean()),
+  drift_keys: Type.Array(Type.String(), { description: "desired key names the hook is not running; empty when it did not answer" }),
+  metrics: Type.Array(Type.Record(Type.String(), Type.Unknown(), { description: "name, type, value and optionally labels, quantiles, help, unit, ..." })),
+  as_of: Uint,
+  source: Type.Literal("live"),
+  note: Type.Optional(Nullable(Type.String({ description: "present only when the hook did not answer (then reported and drift are null)" }))),
+});
+export const HookSchemaView = Type.Object({ name: Type.String(), schema: Nullable(Type.Record(Type.String(), Type.Unknown(), { description: "the module's settings JSON Schema" })) });
+export const HookChangeView = Type.Object({ applied: Type.Boolean(), config_version: Uint, hook: Type.Optional(HookView), note: Type.String() });
+
 export const EffectiveConfigView = Type.Object({
   version: Uint,
   auth: AuthView,
@@ -125,7 +147,7 @@ export const ConfigBody = Type.Union(
 );
 
 /** Optimistic concurrency (gaps.md): the config_version the caller last read; also `If-Match`. */
-const ExpectedVersion = Type.Optional(Type.Integer({ minimum: 0, description: "refuse with 409 version_conflict unless this is the current config_version" }));
+export const ExpectedVersion = Type.Optional(Type.Integer({ minimum: 0, description: "refuse with 409 version_conflict unless this is the current config_version" }));
 
 /** POST /config/apply: the ConfigBody wrapper plus `expected_version`. */
 export const ConfigApplyBody = Type.Union(

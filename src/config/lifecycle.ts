@@ -25,12 +25,19 @@ export interface ConfigVersionRecord {
   /** The base tree of this version (without the overlay): what a rollback restores. */
   readonly base: ConfigTree;
   readonly snapshot: Snapshot;
+  /**
+   * HookDesiredStatus.settings_version of each hook at this version: bumped by each PUT of the hook and by
+   * any other change of its settings; never reused in this process, deletes and rollbacks included.
+   */
+  readonly hookSettingsVersions: Readonly<Record<string, number>>;
 }
 
 export interface Mutation {
   readonly principal: string;
   readonly summary: string;
   readonly expectedVersion?: number;
+  /** PUT /hooks/{name}: the hook whose settings_version this change bumps even when its settings are unchanged. */
+  readonly registersHook?: string;
 }
 
 export type Refused = { readonly ok: false; readonly code: "version_conflict" | "invalid_request" | "not_found"; readonly message: string; readonly errors?: readonly string[] };
@@ -98,6 +105,14 @@ export interface LifecycleDeps {
 const clone = <T>(value: T): T => structuredClone(value);
 const isObject = (value: unknown): value is ConfigTree => typeof value === "object" && value !== null && !Array.isArray(value);
 
+/** JSON with object members in name order: equal trees written in another order compare equal. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+  if (isObject(value)) return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`).join(",")}}`;
+  return JSON.stringify(value) ?? "null";
+}
+export const sameTree = (a: unknown, b: unknown): boolean => canonical(a) === canonical(b);
+
 /** `overlay` over `base`: objects merge member by member, anything else (lists too) replaces. */
 export function mergeTrees(base: ConfigTree, overlay: ConfigTree): ConfigTree {
   const out: ConfigTree = clone(base);
@@ -143,6 +158,8 @@ export class ConfigLifecycle {
   readonly #pinned: ConfigTree;
   /** Every value a base ever took from the environment (boot, applies, reloads): kept out of all errors. */
   readonly #concealed = new Concealed();
+  /** The last settings_version each hook name had: a deleted and re-registered hook counts on from it. */
+  readonly #hookVersionHigh = new Map<string, number>();
 
   constructor(deps: LifecycleDeps) {
     this.#deps = deps;
@@ -152,7 +169,7 @@ export class ConfigLifecycle {
     const booted = this.#effective(this.#base, this.#overlay);
     this.#pinned = {};
     for (const path of BOOT_SCOPED) setPath(this.#pinned, path, getPath(booted, path));
-    this.#retain(deps.holder.current, this.#base, "boot", "config.boot");
+    this.#retain(deps.holder.current, this.#base, { principal: "boot", summary: "config.boot" });
   }
 
   get current(): Snapshot {
@@ -264,13 +281,23 @@ export class ConfigLifecycle {
         this.#deps.holder.swap(snapshot);
         this.#base = base === this.#base ? base : clone(base);
         this.#overlay = overlay;
-        this.#retain(snapshot, this.#base, m.principal, m.summary);
+        this.#retain(snapshot, this.#base, m);
       },
     };
   }
 
-  #retain(snapshot: Snapshot, base: ConfigTree, principal: string, summary: string): void {
-    this.#versions.push({ version: snapshot.version, ts: Math.floor(this.#deps.now() / 1000), principal, summary, base, snapshot });
+  #retain(snapshot: Snapshot, base: ConfigTree, m: Mutation): void {
+    const previous = this.#versions.at(-1);
+    const hookSettingsVersions: Record<string, number> = {};
+    for (const [name, hook] of Object.entries(snapshot.config.hooks ?? {})) {
+      const before = previous?.snapshot.config.hooks?.[name];
+      const same = before !== undefined && m.registersHook !== name && sameTree(before.settings ?? {}, hook.settings ?? {});
+      const kept = same ? previous?.hookSettingsVersions[name] : undefined;
+      hookSettingsVersions[name] = kept ?? (this.#hookVersionHigh.get(name) ?? 0) + 1;
+      this.#hookVersionHigh.set(name, hookSettingsVersions[name]);
+    }
+    const { principal, summary } = m;
+    this.#versions.push({ version: snapshot.version, ts: Math.floor(this.#deps.now() / 1000), principal, summary, base, snapshot, hookSettingsVersions });
     const keep = snapshot.config.advanced?.config_versions_retained ?? 100;
     if (this.#versions.length > keep) this.#versions = this.#versions.slice(this.#versions.length - keep);
   }

@@ -87,6 +87,17 @@ describe("apply, versions, diff, rollback", () => {
     expect(await version()).toBe(v);
   });
 
+  test("hooks are judged with the config: a pool naming a hook that does not exist is refused with its path", async () => {
+    const v = await version();
+    const hooked = { ...WITH_EXTRA, pools: { ...WITH_EXTRA.pools, extra: { members: [{ model: "mock-1" }], hooks: ["tap-missing"] } }, hooks: { "tap-a": { kind: "tap", transport: { kind: "plugin", target: "acme/webhook" } } } };
+    const refused = await post("/config/apply", { config: hooked });
+    expect(refused.status).toBe(400);
+    const text = await refused.text();
+    expect(text).toContain('pools.extra.hooks[0]: unknown hook \\"tap-missing\\"');
+    expect(text).toContain("hooks.tap-a.at: a tap needs its stage");
+    expect(await version()).toBe(v);
+  });
+
   test("versions page newest first; detail shows hooks; diff names them; rollback is a new version", async () => {
     const page = (await json(await admin("/config/versions?limit=1"))) as { items: { version: number; summary: string; principal: string }[]; next_cursor: string | null };
     const newest = await version();

@@ -53,14 +53,16 @@ const SPEC_ROUTES = [
   "GET /groups/{name}",
   "POST /groups",
   "GET /groups/{name}/usage",
+  "GET /hooks",
+  "GET /hooks/{name}",
+  "GET /hooks/{name}/health",
+  "GET /hooks/{name}/status",
+  "GET /hooks/{name}/schema",
 ];
 /** Routes gaps.md adds (group update/delete, usage by key, audit verification). */
-const GAPS_ROUTES = ["PATCH /groups/{name}", "DELETE /groups/{name}", "GET /usage/keys", "GET /audit/verify"];
-/**
- * Hooks and plugins belong to an issue not built yet: they must not be described before they exist.
- * When it lands, these move into SPEC_ROUTES.
- */
-const NOT_YET_BUILT = ["GET /hooks", "GET /hooks/{name}", "GET /hooks/{name}/health", "GET /hooks/{name}/status", "GET /hooks/{name}/schema", "POST /plugins", "POST /plugins/inspect"];
+const GAPS_ROUTES = ["PATCH /groups/{name}", "DELETE /groups/{name}", "GET /usage/keys", "GET /audit/verify", "PUT /hooks/{name}", "DELETE /hooks/{name}"];
+/** Plugins are not built yet: they must not be described before they exist. When they land, these move into SPEC_ROUTES. */
+const NOT_YET_BUILT = ["POST /plugins", "POST /plugins/inspect"];
 
 const PREFIX = "/api/v1/admin";
 
@@ -119,6 +121,8 @@ describe("the document", () => {
     expect(ops[`${PREFIX}/config/validate`].post["x-scope"]).toBe("read-only");
     expect(ops[`${PREFIX}/admin-auth`].put.requestBody.content["application/json"].schema.properties.allow_open).toBeDefined();
     expect(ops[`${PREFIX}/config/settings`].put.requestBody.content["application/json"].schema.properties.rate_card).toBeDefined();
+    expect(ops[`${PREFIX}/hooks/{name}`].put.requestBody.content["application/json"].schema.properties.on_error).toBeDefined();
+    expect(ops[`${PREFIX}/hooks/{name}`].delete["x-scope"]).toBe("full");
     expect(ops[`${PREFIX}/keys`].post.responses["403"].content["application/json"].schema.$ref).toBe("#/components/schemas/ErrorEnvelope");
   });
 });
@@ -165,10 +169,14 @@ describe("real answers validate against the document", () => {
     await call("POST", "/config/rollback", { version: 0 });
     await call("PUT", "/admin-auth", { modules: ["admin-tokens"] });
     await call("POST", "/auth/cache/flush", {});
+    await call("PUT", "/hooks/doc-gate", { kind: "gate", transport: { kind: "plugin", target: "acme/doc" }, settings: { a: 1 } });
+    for (const path of ["/hooks", "/hooks/doc-gate", "/hooks/doc-gate/health", "/hooks/doc-gate/status", "/hooks/doc-gate/schema"]) await call("GET", path);
+    await call("DELETE", "/hooks/doc-gate");
     await call("POST", `/keys/${key.id}/revoke`);
     await call("DELETE", `/keys/${key.id}`);
     // Errors: the envelope, under the status each declares.
     await call("GET", "/keys/key_nope");
+    await call("PUT", "/hooks/doc-gate", { kind: "nope" });
     await call("POST", "/keys", { nope: 1 });
     await call("POST", "/config/rollback", { version: 0, expected_version: 999 });
     await call("POST", "/groups", { name: "team", parent: "org" });
