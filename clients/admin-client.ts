@@ -775,6 +775,7 @@ export class AdminClient {
       kind: "plugin" | "none";
       target?: string | null;
     };
+    builtin?: string;
     prompt?: "no" | "ro" | "rw";
     user?: "no" | "ro";
     priority?: number;
