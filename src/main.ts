@@ -163,6 +163,8 @@ function storePathOf(snapshot: Snapshot): string {
 
 async function run(snapshot: Snapshot, source: string, logger: Logger, boot: BootConfig): Promise<number> {
   for (const warning of snapshot.warnings) logger.warn(warning, { source });
+  // Loaded only when there is something to fetch: a boot without plugins pays nothing for them.
+  if ((snapshot.config.plugins?.fetch ?? []).length > 0 && !(await (await import("./plugins/fetch.ts")).fetchAtBoot(snapshot.config, logger))) return 1;
   const storePath = storePathOf(snapshot);
   let store: SqliteStore;
   try {

@@ -14,6 +14,7 @@ import type { AdminDeps } from "./deps.ts";
 import { infoController } from "./info.ts";
 import { groupsController } from "./groups.ts";
 import { keysController } from "./keys.ts";
+import { pluginsController } from "./plugins.ts";
 import { usageController } from "./usage.ts";
 import { rememberPrincipal } from "./principal.ts";
 import { openApiDocument } from "./openapi.ts";
@@ -88,6 +89,7 @@ export function buildAdminApp(deps: AdminDeps) {
     .use(auditController(deps))
     .use(keysController(deps))
     .use(groupsController(deps))
+    .use(pluginsController(deps))
     .use(usageController(deps));
   // Built from the finished route table on first read, then kept: routes do not change at run time.
   return app.get("/openapi.json", () => (document ??= openApiDocument(app.routes, ADMIN_PREFIX)));

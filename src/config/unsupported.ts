@@ -18,7 +18,6 @@ export const NOT_YET_SUPPORTED: readonly NotYet[] = [
   { path: "hooks", lands: HOOKS },
   { path: "pools.hooks", lands: HOOKS },
   { path: "pools.*.hooks", lands: HOOKS },
-  { path: "plugins", lands: HOOKS },
   { path: "export", lands: EXPORT },
   { path: "advanced.response_headers", lands: `${EXPORT} (Server-Timing) and ${HOOKS} (route policy)` },
   { path: "identity-providers", lands: IDENTITY },

@@ -1,0 +1,67 @@
+// A plugin tarball read whole in memory, entry by entry (tar-stream), before anything touches the disk.
+// Every problem is collected, not just the first: the operator fixes them in one round.
+import { gunzip } from "node:zlib";
+import { promisify } from "node:util";
+import * as tar from "tar-stream";
+
+export const MAX_TARBALL_BYTES = 10 * 1024 * 1024;
+/** The uncompressed tar, headers included: gunzip itself stops here, so a gzip bomb never inflates past it. */
+export const MAX_UNPACKED_BYTES = 50 * 1024 * 1024;
+export const MAX_FILES = 1000;
+
+const gunzipAsync = promisify(gunzip);
+
+export interface TarContents {
+  /** Regular files by their normalised path (no leading `./`). */
+  readonly files: ReadonlyMap<string, Uint8Array>;
+  readonly problems: readonly string[];
+}
+
+/** The entry's path inside the plugin folder, or why it may not be one. */
+export function entryPath(raw: string): { path: string } | { problem: string } {
+  const quoted = JSON.stringify(raw);
+  if (raw.includes("\0")) return { problem: `${quoted}: a NUL in the path` };
+  if (raw.includes("\\")) return { problem: `${quoted}: a backslash in the path (escapes the plugin folder on Windows)` };
+  if (raw.startsWith("/")) return { problem: `${quoted}: an absolute path escapes the plugin folder` };
+  if (/^[A-Za-z]:/.test(raw)) return { problem: `${quoted}: a drive letter escapes the plugin folder` };
+  const segments = raw.split("/").filter((s) => s !== "" && s !== ".");
+  if (segments.includes("..")) return { problem: `${quoted}: a ".." segment escapes the plugin folder` };
+  if (segments.length === 0) return { problem: `${quoted}: an empty path` };
+  return { path: segments.join("/") };
+}
+
+async function unpack(tarball: Uint8Array): Promise<Buffer | string> {
+  try {
+    return await gunzipAsync(tarball, { maxOutputLength: MAX_UNPACKED_BYTES });
+  } catch (error) {
+    if ((error as { code?: string }).code === "ERR_BUFFER_TOO_LARGE") return `unpacked size exceeds ${MAX_UNPACKED_BYTES} bytes (50 MiB)`;
+    return "not a gzip file";
+  }
+}
+
+export async function readTarball(tarball: Uint8Array): Promise<TarContents> {
+  const files = new Map<string, Uint8Array>();
+  const problems: string[] = [];
+  if (tarball.length > MAX_TARBALL_BYTES) return { files, problems: [`tarball is ${tarball.length} bytes, over the ${MAX_TARBALL_BYTES}-byte (10 MiB) limit`] };
+  const unpacked = await unpack(tarball);
+  if (typeof unpacked === "string") return { files, problems: [unpacked] };
+  let count = 0;
+  const extract = tar.extract();
+  extract.end(unpacked);
+  try {
+    for await (const entry of extract) {
+      const { name, type, size = 0 } = entry.header;
+      const where = entryPath(name);
+      if ("problem" in where) problems.push(`entry ${where.problem}`);
+      else if (type !== "file" && type !== "directory") problems.push(`entry ${JSON.stringify(name)}: a ${type ?? "unknown"} entry (only regular files and folders are allowed)`);
+      else if (type === "file" && files.has(where.path)) problems.push(`entry ${JSON.stringify(name)}: appears twice`);
+      else if (type === "file" && ++count === MAX_FILES + 1) problems.push(`more than ${MAX_FILES} files`);
+      const chunks: Buffer[] = [];
+      for await (const chunk of entry) chunks.push(chunk as Buffer);
+      if ("path" in where && type === "file" && count <= MAX_FILES && !files.has(where.path)) files.set(where.path, Buffer.concat(chunks, size));
+    }
+  } catch (error) {
+    problems.push(`not a valid tar archive (${(error as Error).message})`);
+  }
+  return { files, problems };
+}
