@@ -13,7 +13,6 @@ describe("config this build cannot honour yet", () => {
   const cases: [string, string][] = [
     ["hooks", "hooks: {h: {kind: gate}}\n"],
     ["pools.hooks", "pools: {hooks: [h]}\nhooks: {h: {kind: gate}}\n"],
-    ["plugins", "plugins: {dir: ./plugins}\n"],
     ["export", "export: {scrape: {module: prometheus}}\n"],
     ["advanced.response_headers", "advanced: {response_headers: {server_timing: true}}\n"],
     ["identity-providers", "identity-providers: {corp: {module: oidc, settings: {issuer: https://i.example, audience: gw}}}\n"],
@@ -38,6 +37,12 @@ describe("config this build cannot honour yet", () => {
   test("a pool's own hooks are refused under the pool's name", () => {
     const loaded = loadConfigText(`${BASE}pools: {chat: {members: [{model: m}], hooks: [h]}}\nhooks: {h: {kind: gate}}\n`, "t.yaml", { env: {} });
     expect(loaded.ok ? [] : loaded.errors).toEqual([refusal("hooks", landsOf("hooks")), refusal("pools.chat.hooks", landsOf("pools.*.hooks"))]);
+  });
+
+  test("plugins: is supported: a trust posture with a fetch list loads", () => {
+    const yaml = `plugins: {dir: ./plugins, trusted_keys: {acme: ${"ab".repeat(32)}}, allowlist: ["acme/*"], fetch: [acme/redactor@1.0.0], registry_url: "http://127.0.0.1:1"}\n`;
+    const loaded = loadConfigText(BASE + yaml, "t.yaml", { env: {} });
+    expect(loaded.ok ? [] : loaded.errors).toEqual([]);
   });
 
   test("an empty map or list asks for nothing and loads; so does a config without them", () => {
