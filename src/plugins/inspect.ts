@@ -27,7 +27,7 @@ export interface InspectedPlugin {
 
 export async function inspectTarball(tarball: Uint8Array, posture: TrustPosture, expect: Expectations = {}): Promise<InspectedPlugin> {
   const contents = await readTarball(tarball);
-  const checked = await checkContents(contents.files, posture, expect);
+  const checked = contents.readable ? await checkContents(contents.files, posture, expect) : { manifest: undefined, signatureValid: false, allowed: false, files: [], problems: [] };
   const { manifest } = checked;
   const problems = [...contents.problems, ...checked.problems];
   const view: PluginView = {

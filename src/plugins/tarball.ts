@@ -15,10 +15,12 @@ export interface TarContents {
   /** Regular files by their normalised path (no leading `./`). */
   readonly files: ReadonlyMap<string, Uint8Array>;
   readonly problems: readonly string[];
+  /** False when the bytes are not a gzipped tar within the bounds: nothing inside was looked at. */
+  readonly readable: boolean;
 }
 
 /** The entry's path inside the plugin folder, or why it may not be one. */
-export function entryPath(raw: string): { path: string } | { problem: string } {
+export function entryPath(raw: string, folder = false): { path: string } | { problem: string } {
   const quoted = JSON.stringify(raw);
   if (raw.includes("\0")) return { problem: `${quoted}: a NUL in the path` };
   if (raw.includes("\\")) return { problem: `${quoted}: a backslash in the path (escapes the plugin folder on Windows)` };
@@ -26,7 +28,8 @@ export function entryPath(raw: string): { path: string } | { problem: string } {
   if (/^[A-Za-z]:/.test(raw)) return { problem: `${quoted}: a drive letter escapes the plugin folder` };
   const segments = raw.split("/").filter((s) => s !== "" && s !== ".");
   if (segments.includes("..")) return { problem: `${quoted}: a ".." segment escapes the plugin folder` };
-  if (segments.length === 0) return { problem: `${quoted}: an empty path` };
+  // `./` is the plugin folder itself: harmless as a folder entry (tar czf . writes one).
+  if (segments.length === 0) return folder && raw !== "" ? { path: "" } : { problem: `${quoted}: an empty path` };
   return { path: segments.join("/") };
 }
 
@@ -42,16 +45,16 @@ async function unpack(tarball: Uint8Array): Promise<Buffer | string> {
 export async function readTarball(tarball: Uint8Array): Promise<TarContents> {
   const files = new Map<string, Uint8Array>();
   const problems: string[] = [];
-  if (tarball.length > MAX_TARBALL_BYTES) return { files, problems: [`tarball is ${tarball.length} bytes, over the ${MAX_TARBALL_BYTES}-byte (10 MiB) limit`] };
+  if (tarball.length > MAX_TARBALL_BYTES) return { files, readable: false, problems: [`tarball is ${tarball.length} bytes, over the ${MAX_TARBALL_BYTES}-byte (10 MiB) limit`] };
   const unpacked = await unpack(tarball);
-  if (typeof unpacked === "string") return { files, problems: [unpacked] };
+  if (typeof unpacked === "string") return { files, readable: false, problems: [unpacked] };
   let count = 0;
   const extract = tar.extract();
   extract.end(unpacked);
   try {
     for await (const entry of extract) {
       const { name, type, size = 0 } = entry.header;
-      const where = entryPath(name);
+      const where = entryPath(name, type === "directory");
       if ("problem" in where) problems.push(`entry ${where.problem}`);
       else if (type !== "file" && type !== "directory") problems.push(`entry ${JSON.stringify(name)}: a ${type ?? "unknown"} entry (only regular files and folders are allowed)`);
       else if (type === "file" && files.has(where.path)) problems.push(`entry ${JSON.stringify(name)}: appears twice`);
@@ -62,6 +65,7 @@ export async function readTarball(tarball: Uint8Array): Promise<TarContents> {
     }
   } catch (error) {
     problems.push(`not a valid tar archive (${(error as Error).message})`);
+    return { files, problems, readable: false };
   }
-  return { files, problems };
+  return { files, problems, readable: true };
 }
