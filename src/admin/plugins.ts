@@ -4,8 +4,7 @@
 import { rm } from "node:fs/promises";
 import { jsonController } from "../http/elysia.ts";
 import { GatewayError } from "../http/errors.ts";
-import { inspectTarball, installPlugin, pluginResource, trustPosture, type InspectedPlugin } from "../plugins/index.ts";
-import { strictBase64 } from "../plugins/trust.ts";
+import type { InspectedPlugin } from "../plugins/index.ts";
 import { refuseBody } from "./audited.ts";
 import type { AdminDeps } from "./deps.ts";
 import { requestBody } from "./openapi.ts";
@@ -15,16 +14,20 @@ import { principalOf } from "./principal.ts";
 
 const ACTION = "plugin.install";
 
+// Loaded on the first plugin request: the tar reader and ed25519 cost every start ~2 ms of its ~20 otherwise.
+const plugins = () => import("../plugins/index.ts");
+
 /** The body's tarball, or the 400 message. */
-function tarballOf(body: unknown): { ok: true; tarball: Buffer } | { ok: false; message: string } {
+async function tarballOf(body: unknown): Promise<{ ok: true; tarball: Buffer } | { ok: false; message: string }> {
   const checked = shape<PluginReq>(PluginReq, body);
   if (!checked.ok) return checked;
-  const tarball = strictBase64(checked.value.tarball_b64);
+  const tarball = (await plugins()).strictBase64(checked.value.tarball_b64);
   return tarball ? { ok: true, tarball } : { ok: false, message: "/tarball_b64: not strict base64 (A-Z a-z 0-9 + /, padded with =, no whitespace)" };
 }
 
 async function install(deps: AdminDeps, request: Request, inspected: InspectedPlugin) {
   const { manifest, files } = inspected.accepted!;
+  const { installPlugin, pluginResource, trustPosture } = await plugins();
   const dir = trustPosture(deps.holder.current.config).dir;
   const plan = async () => {
     let installed;
@@ -49,8 +52,9 @@ export const pluginsController = (deps: AdminDeps) =>
     .post(
       "/plugins/inspect",
       async ({ body }) => {
-        const sent = tarballOf(body);
+        const sent = await tarballOf(body);
         if (!sent.ok) throw new GatewayError("invalid_request", sent.message);
+        const { inspectTarball, trustPosture } = await plugins();
         return (await inspectTarball(sent.tarball, trustPosture(deps.holder.current.config))).view;
       },
       { detail: { ...requestBody(PluginReq), summary: "check a signed plugin tarball against the trust posture; writes nothing" }, response: { 200: PluginInspectView } },
@@ -58,8 +62,9 @@ export const pluginsController = (deps: AdminDeps) =>
     .post(
       "/plugins",
       async ({ body, request, set }) => {
-        const sent = tarballOf(body);
+        const sent = await tarballOf(body);
         if (!sent.ok) return refuseBody(deps, request, ACTION, "plugin", sent.message);
+        const { inspectTarball, pluginResource, trustPosture } = await plugins();
         const inspected = await inspectTarball(sent.tarball, trustPosture(deps.holder.current.config));
         if (!inspected.accepted) return refuseBody(deps, request, ACTION, pluginResource(inspected.view), `plugin not installed: ${inspected.view.problems.join("; ")}`);
         const view = await install(deps, request, inspected);

@@ -2,4 +2,4 @@
 export { hookModuleLoader, loadHookModule, PluginLoadError } from "./loader.ts";
 export { inspectTarball, pluginResource, type InspectedPlugin, type PluginView } from "./inspect.ts";
 export { installPlugin, type Installed } from "./install.ts";
-export { trustPosture, type TrustPosture } from "./trust.ts";
+export { strictBase64, trustPosture, type TrustPosture } from "./trust.ts";
