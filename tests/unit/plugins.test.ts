@@ -118,6 +118,21 @@ describe("size bounds", () => {
   });
 });
 
+describe("bounded answers", () => {
+  test("past 100 entry problems the rest are counted, and a long name is cut", async () => {
+    const links = Array.from({ length: 150 }, (_, i) => ({ name: `l${i}`, type: "symlink" as const, linkname: "/" }));
+    const problems = await problemsOf({ extra: [{ name: `${"x/".repeat(300)}../y`, content: "x" }, ...links] });
+    expect(problems).toContain("and 51 more entry problems");
+    expect(problems.filter((p) => p.startsWith("entry ")).length).toBe(100);
+    expect(Math.max(...problems.map((p) => p.length))).toBeLessThan(400);
+  });
+
+  test("reading stops past 2,000 entries", async () => {
+    const folders = Array.from({ length: 2001 }, (_, i) => ({ name: `d${i}/`, type: "directory" as const }));
+    expect(await problemsOf({ extra: folders })).toContain("more than 2000 entries; the rest were not read");
+  });
+});
+
 describe("paths, patterns, base64", () => {
   test("entry paths: escapes refused, harmless forms normalised", () => {
     for (const bad of ["../x", "a/../../x", "/abs", "C:/win", "c:x", "a\\..\\b", "", "./", "a\0b"]) expect({ bad, ok: "path" in entryPath(bad) }).toEqual({ bad, ok: false });
