@@ -95,10 +95,12 @@ describe("the recipe and plugins.fetch", () => {
   test("a fetch that fails a check, or is not there, stops the boot naming the entry and every failure; nothing is written", async () => {
     served.set("/acme/tampered/1.0.0.tar.gz", await pack({ name: "tampered", signWith: other.secretKey, manifest: { files: { "index.js": "0".repeat(64) } } }));
     served.set("/acme/renamed/1.0.0.tar.gz", await pack({ name: "other-name" }));
+    served.set("/acme/huge/1.0.0.tar.gz", new Uint8Array(10 * 1024 * 1024 + 1));
     for (const [entry, expected] of [
       ["acme/tampered@1.0.0", ["plugins.fetch acme/tampered@1.0.0:", "signature does not verify", 'file \\"index.js\\": sha256 does not match']],
       ["acme/renamed@1.0.0", ['manifest name \\"other-name\\": expected \\"renamed\\"']],
       ["acme/absent@1.0.0", ["plugins.fetch acme/absent@1.0.0:", "answered 404"]],
+      ["acme/huge@1.0.0", ["plugins.fetch acme/huge@1.0.0:", "over the 10485760-byte (10 MiB) limit"]],
     ] as const) {
       const dir = tempDir("gw-plugin-boot-");
       writeFileSync(join(dir, "gateway.yaml"), configWith(`plugins: {dir: ./plugins, trusted_keys: {acme: ${acme.publicHex}}, allowlist: ["acme/*"], fetch: [${entry}], registry_url: "${registryUrl}"}\n`));
@@ -139,6 +141,12 @@ describe("POST /plugins", () => {
     expect(readdirSync(view.path).sort()).toEqual(["index.js", "manifest.json", "manifest.sig"]);
     const audit = await json(await fetch(`${gw.admin}/audit?limit=20`, { headers: { "x-admin-token": ENV.GW_ADMIN } }));
     expect(audit.items).toEqual(expect.arrayContaining([expect.objectContaining({ action: "plugin.install", resource: "plugin:acme/admin-one@2.0.0", outcome: "applied" })]));
+    // The same version again: identical is left as it is; different content is a conflict.
+    expect((await admin("/plugins", bodyOf(await pack({ name: "admin-one", version: "2.0.0" })))).status).toBe(201);
+    const clash = await admin("/plugins", bodyOf(await pack({ name: "admin-one", version: "2.0.0", files: { "index.js": "export default {}" } })));
+    expect(clash.status).toBe(409);
+    expect((await json(clash)).error.message).toContain("already holds a different plugin of the same version");
+    expect(readFileSync(join(view.path, "index.js"), "utf8")).toBe(HOOK_SOURCE);
   });
 
   test("every failed check is a 400 naming each, nothing is written, the attempt is audited", async () => {
