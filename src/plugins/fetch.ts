@@ -56,7 +56,12 @@ async function fetchOne(entry: string, registry: string, posture: TrustPosture):
   }
   const inspected = await inspectTarball(tarball, posture, expect);
   if (!inspected.accepted) throw new PluginFetchError(`plugins.fetch ${entry}: ${inspected.view.problems.join("; ")}`);
-  const installed = await installPlugin(posture.dir, inspected.accepted.manifest, inspected.accepted.files);
+  let installed;
+  try {
+    installed = await installPlugin(posture.dir, inspected.accepted.manifest, inspected.accepted.files);
+  } catch (error) {
+    throw new PluginFetchError(`plugins.fetch ${entry}: could not install under ${posture.dir}: ${(error as Error).message}`);
+  }
   return { entry, outcome: installed.written ? "installed" : "present", path: installed.path };
 }
 

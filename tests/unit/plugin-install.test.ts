@@ -4,6 +4,7 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, mkdirSync, readdirSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { inspectTarball, installPlugin, loadHookModule, PluginLoadError, type TrustPosture } from "../../src/plugins/index.ts";
+import { fetchPlugins, PluginFetchError } from "../../src/plugins/fetch.ts";
 import { tempDir } from "../support/gateway.ts";
 import { newPublisher, packPlugin, type PluginSpec, type Publisher } from "../support/plugins.ts";
 
@@ -102,5 +103,23 @@ describe("the hook module loader", () => {
     await install(dir, { name: "thrower", files: { "index.js": 'throw new Error("boom at import");' } });
     await expect(loadHookModule("acme/thrower", postureIn(dir))).rejects.toThrow(/importing index\.js failed: boom at import/);
     expect(existsSync(join(dir, "acme/thrower/1.0.0/index.js"))).toBe(true);
+  });
+});
+
+describe("plugins.fetch", () => {
+  test("a write that fails is a named refusal, not a crash, and leaves nothing", async () => {
+    const { tarball } = await packPlugin({ publisher: acme });
+    const registry = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response(tarball) });
+    try {
+      const dir = tempDir("gw-plugins-");
+      writeFileSync(join(dir, "acme"), "a file where the publisher folder would go");
+      const config = { plugins: { dir, trusted_keys: { acme: acme.publicHex }, allowlist: ["acme/*"], fetch: ["acme/redactor@1.0.0"], registry_url: `http://127.0.0.1:${registry.port}` } };
+      const refused = await fetchPlugins(config as never).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(PluginFetchError);
+      expect((refused as Error).message).toStartWith(`plugins.fetch acme/redactor@1.0.0: could not install under ${dir}`);
+      expect(readdirSync(dir)).toEqual(["acme"]);
+    } finally {
+      void registry.stop(true);
+    }
   });
 });
