@@ -171,7 +171,7 @@ describe("POST /plugins", () => {
     expect(audit.items).toEqual(expect.arrayContaining([expect.objectContaining({ action: "plugin.install", resource: "plugin:acme/refused@1.0.0", outcome: "rejected" })]));
   });
 
-  test("a body that is not a bare .tar.gz name and strict base64 is a 400; read-only scope is a 403", async () => {
+  test("a body that is not a bare .tar.gz name and strict base64 is a 400; read-only scope is a 403; each attempt is audited plugin.install", async () => {
     const good = bodyOf(await pack({ name: "scoped" }));
     expect((await json(await admin("/plugins", { ...good, file: "../x.tar.gz" }))).error.message).toContain("/file");
     expect((await json(await admin("/plugins", { ...good, file: "x.zip" }))).error.message).toContain("/file");
@@ -179,6 +179,11 @@ describe("POST /plugins", () => {
     expect((await json(await admin("/plugins", wrapped))).error.message).toContain("/tarball_b64: not strict base64");
     expect((await json(await admin("/plugins", { file: "x.tar.gz" }))).error.message).toContain("tarball_b64");
     expect((await admin("/plugins", good, ENV.GW_ADMIN_RO)).status).toBe(403);
+    const notJson = await fetch(`${gw.admin}/plugins`, { method: "POST", headers: { "x-admin-token": ENV.GW_ADMIN, "content-type": "application/json" }, body: "{not json" });
+    expect(notJson.status).toBe(400);
+    const audit = await json(await fetch(`${gw.admin}/audit?limit=5`, { headers: { "x-admin-token": ENV.GW_ADMIN } }));
+    // Refused by scope, or before the handler ran: still a plugin.install attempt.
+    expect(audit.items.slice(0, 2).map((e: { action: string; outcome: string }) => `${e.action} ${e.outcome}`)).toEqual(["plugin.install rejected", "plugin.install rejected"]);
     expect(existsSync(join(pluginsDir(), "acme/scoped"))).toBe(false);
   });
 });
