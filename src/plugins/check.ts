@@ -33,15 +33,17 @@ export interface Expectations {
   readonly version?: string;
 }
 
+/** The publisher's trust and the signature, each reported on its own. */
 async function signatureProblems(manifest: Manifest, files: ReadonlyMap<string, Uint8Array>, posture: TrustPosture): Promise<string[]> {
   const key = posture.keys.get(manifest.publisher);
   const sig = files.get(SIGNATURE);
-  if (sig === undefined) return [`${SIGNATURE}: missing`];
-  const signature = decodeSignature(new TextDecoder().decode(sig));
-  if (signature === undefined) return [`${SIGNATURE}: not the base64 of a 64-byte ed25519 signature`];
-  if (key === undefined) return [`publisher ${JSON.stringify(manifest.publisher)} is not trusted (no key in plugins.trusted_keys)`];
-  if (!(await signatureValid(key, signature, files.get(MANIFEST)!))) return [`${SIGNATURE}: the signature does not verify under plugins.trusted_keys.${manifest.publisher}`];
-  return [];
+  const signature = sig === undefined ? undefined : decodeSignature(new TextDecoder().decode(sig));
+  const problems: string[] = [];
+  if (key === undefined) problems.push(`publisher ${JSON.stringify(manifest.publisher)} is not trusted (no key in plugins.trusted_keys)`);
+  if (sig === undefined) problems.push(`${SIGNATURE}: missing`);
+  else if (signature === undefined) problems.push(`${SIGNATURE}: not the base64 of a 64-byte ed25519 signature`);
+  else if (key !== undefined && !(await signatureValid(key, signature, files.get(MANIFEST)!))) problems.push(`${SIGNATURE}: the signature does not verify under plugins.trusted_keys.${manifest.publisher}`);
+  return problems;
 }
 
 function fileProblems(manifest: Manifest, files: ReadonlyMap<string, Uint8Array>): string[] {

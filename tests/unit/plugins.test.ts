@@ -94,6 +94,8 @@ describe("several failures at once are all reported", () => {
     expect(accepted).toBeUndefined();
     expect(view.signature_valid).toBe(false);
     expect(view.allowed).toBe(false);
+    const unsigned = await tarGz([{ name: "manifest.json", content: (await packPlugin({ publisher: other })).manifest }]);
+    expect((await inspectTarball(unsigned, posture)).view.problems.slice(0, 2)).toEqual(['publisher "other" is not trusted (no key in plugins.trusted_keys)', "manifest.sig: missing"]);
     for (const expected of [/^entry "ln": a symlink/, /^entry "\.\.\/up"/, /signature does not verify/, /matches no plugins\.allowlist/, /"index\.js": sha256/, /"extra\.js": not listed/, /kind "exporter"/]) {
       expect({ expected: String(expected), found: view.problems.some((p) => expected.test(p)) }).toEqual({ expected: String(expected), found: true });
     }
