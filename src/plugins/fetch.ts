@@ -19,8 +19,8 @@ export type FetchOutcome = { readonly entry: string; readonly outcome: "installe
 export class PluginFetchError extends Error {}
 
 /** The body, refused past MAX_TARBALL_BYTES without reading further. */
-async function download(url: string): Promise<Uint8Array> {
-  const response = await fetch(url, { signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
+async function download(url: string, timeoutMs: number): Promise<Uint8Array> {
+  const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
   if (!response.ok) throw new Error(`${url} answered ${response.status}`);
   const declared = Number(response.headers.get("content-length") ?? "0");
   if (declared > MAX_TARBALL_BYTES) throw new Error(`${url} is ${declared} bytes, over the ${MAX_TARBALL_BYTES}-byte (10 MiB) limit`);
@@ -34,7 +34,7 @@ async function download(url: string): Promise<Uint8Array> {
   return Buffer.concat(chunks);
 }
 
-async function fetchOne(entry: string, registry: string, posture: TrustPosture): Promise<FetchOutcome> {
+async function fetchOne(entry: string, registry: string, posture: TrustPosture, timeoutMs: number): Promise<FetchOutcome> {
   const parts = parseRef(entry);
   if (!parts?.version) throw new PluginFetchError(`plugins.fetch ${entry}: not <owner>/<plugin>@<version> with a semver version`);
   const expect = { publisher: parts.publisher, name: parts.name, version: parts.version };
@@ -49,9 +49,9 @@ async function fetchOne(entry: string, registry: string, posture: TrustPosture):
   const url = `${registry.replace(/\/+$/, "")}/${parts.publisher}/${parts.name}/${parts.version}.tar.gz`;
   let tarball: Uint8Array;
   try {
-    tarball = await download(url);
+    tarball = await download(url, timeoutMs);
   } catch (error) {
-    const reason = (error as Error).name === "TimeoutError" ? `${url} did not answer within ${FETCH_TIMEOUT_MS} ms` : (error as Error).message;
+    const reason = (error as Error).name === "TimeoutError" ? `${url} did not answer within ${timeoutMs} ms` : (error as Error).message;
     throw new PluginFetchError(`plugins.fetch ${entry}: ${reason}`);
   }
   const inspected = await inspectTarball(tarball, posture, expect);
@@ -66,14 +66,14 @@ async function fetchOne(entry: string, registry: string, posture: TrustPosture):
 }
 
 /** Every `plugins.fetch` entry in order; throws PluginFetchError at the first that fails. */
-export async function fetchPlugins(config: Readonly<GatewayConfig>): Promise<FetchOutcome[]> {
+export async function fetchPlugins(config: Readonly<GatewayConfig>, timeoutMs = FETCH_TIMEOUT_MS): Promise<FetchOutcome[]> {
   const entries = config.plugins?.fetch ?? [];
   const registry = config.plugins?.registry_url;
   if (entries.length === 0) return [];
   if (registry === undefined) throw new PluginFetchError("plugins.fetch: plugins.registry_url is needed to fetch plugins");
   const posture = trustPosture(config);
   const outcomes: FetchOutcome[] = [];
-  for (const entry of entries) outcomes.push(await fetchOne(entry, registry, posture));
+  for (const entry of entries) outcomes.push(await fetchOne(entry, registry, posture, timeoutMs));
   return outcomes;
 }
 

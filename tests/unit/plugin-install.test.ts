@@ -122,4 +122,21 @@ describe("plugins.fetch", () => {
       void registry.stop(true);
     }
   });
+
+  test("a registry that holds the answer past the deadline is a named refusal", async () => {
+    const { tarball } = await packPlugin({ publisher: acme });
+    const registry = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch: () => new Response(new ReadableStream({ start: (c) => c.enqueue(tarball.subarray(0, 10)) }), { headers: { "content-length": String(tarball.length) } }),
+    });
+    try {
+      const config = { plugins: { dir: tempDir("gw-plugins-"), trusted_keys: { acme: acme.publicHex }, allowlist: ["acme/*"], fetch: ["acme/redactor@1.0.0"], registry_url: `http://127.0.0.1:${registry.port}/` } };
+      const refused = await fetchPlugins(config as never, 300).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(PluginFetchError);
+      expect((refused as Error).message).toBe(`plugins.fetch acme/redactor@1.0.0: http://127.0.0.1:${registry.port}/acme/redactor/1.0.0.tar.gz did not answer within 300 ms`);
+    } finally {
+      void registry.stop(true);
+    }
+  });
 });
