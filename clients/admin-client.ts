@@ -876,6 +876,52 @@ export class AdminClient {
     return this.call("GET", `/hooks/${encodeURIComponent(name)}/schema`, undefined, undefined);
   }
 
+  /** POST /plugins/inspect (scope: read-only) */
+  postPluginsInspect(body: {
+    file: string;
+    tarball_b64: string;
+  }): Promise<{
+    name: string | null;
+    version: string | null;
+    kind: string | null;
+    publisher: string | null;
+    sha256: string;
+    signature_valid: boolean;
+    allowed: boolean;
+    files: Array<{
+      path: string;
+      sha256: string;
+      size: number;
+    }>;
+    problems: Array<string>;
+  }> {
+    return this.call("POST", `/plugins/inspect`, body, undefined);
+  }
+
+  /** POST /plugins (scope: full) */
+  postPlugins(body: {
+    file: string;
+    tarball_b64: string;
+  }): Promise<{
+    name: string | null;
+    version: string | null;
+    kind: string | null;
+    publisher: string | null;
+    sha256: string;
+    signature_valid: boolean;
+    allowed: boolean;
+    files: Array<{
+      path: string;
+      sha256: string;
+      size: number;
+    }>;
+    problems: Array<string>;
+    installed: true;
+    path: string;
+  }> {
+    return this.call("POST", `/plugins`, body, undefined);
+  }
+
   /** GET /keys/{id}/usage (scope: read-only) */
   getKeysByIdUsage(id: string): Promise<{
     id: string;

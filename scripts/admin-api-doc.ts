@@ -44,6 +44,8 @@ export const PURPOSE: Readonly<Record<string, string>> = {
   "PATCH /groups/{name}": "Updates an API group's enabled, limits, child_default.",
   "DELETE /groups/{name}": "Deletes an API group with no children and no bound keys.",
   "GET /groups/{name}/usage": "The group's buckets in resolved order with caps and remaining budget.",
+  "POST /plugins/inspect": "Dry run of a signed plugin tarball against the trust posture: every check's outcome; writes nothing.",
+  "POST /plugins": "Installs a signed plugin tarball into `plugins.dir` (`201`); any failed check is a `400` naming every one.",
   "GET /usage/keys": "Per-key usage rows (`from`, `to` epoch seconds), by spend.",
   "GET /hooks": "Every hook (HookView: settings key names, never values).",
   "GET /hooks/{name}": "One hook.",

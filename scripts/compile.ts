@@ -37,13 +37,15 @@ export interface CompileOptions {
   /** The label baked into --version and InfoView.build (defaults to target, else the host's). */
   readonly label?: Target;
   readonly commit: string;
+  /** Default src/main.ts; a test compiles a small harness the same way (tests/e2e/plugins.test.ts). */
+  readonly entrypoint?: string;
 }
 
 /** Compiles src/main.ts; returns the error logs, empty on success. */
 export async function compile(options: CompileOptions): Promise<string[]> {
   rmSync(options.outfile, { force: true });
   const result = await Bun.build({
-    entrypoints: ["src/main.ts"],
+    entrypoints: [options.entrypoint ?? "src/main.ts"],
     // JavaScriptCore's tier-up thresholds x100 until main.ts sets them back (Bun.unsafe.setJITPolicy(1)),
     // once the first requests have had their turn: a start runs most of its code once, and compiling it
     // cost the six-provider start ~4 ms of its ~26 to the first answer (docs/performance.md, round 4).

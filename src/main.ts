@@ -22,6 +22,7 @@ import { markRunning, markStopped, markUnsaved, takeUnsaved } from "./store/ledg
 import { METERING_AT_RISK_MS } from "./governance/metering.ts";
 import { verifyAudit } from "./governance/audit.ts";
 import { createLogger, type Logger } from "./telemetry/logger.ts";
+import type { HookModuleLoader } from "./hooks/types.ts";
 import { VERSION, VERSION_LINE } from "./version.ts";
 
 const env = process.env as Record<string, string | undefined>;
@@ -163,6 +164,8 @@ function storePathOf(snapshot: Snapshot): string {
 
 async function run(snapshot: Snapshot, source: string, logger: Logger, boot: BootConfig): Promise<number> {
   for (const warning of snapshot.warnings) logger.warn(warning, { source });
+  // Loaded only when there is something to fetch: a boot without plugins pays nothing for them.
+  if ((snapshot.config.plugins?.fetch ?? []).length > 0 && !(await (await import("./plugins/fetch.ts")).fetchAtBoot(snapshot.config, logger))) return 1;
   const storePath = storePathOf(snapshot);
   let store: SqliteStore;
   try {
@@ -192,7 +195,9 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
       if (unsaved > 0) logger.warn(`previous run stopped with ${unsaved} metering rows the store refused; their requests are missing from usage and limits${since}`, { store: storePath });
       else logger.warn(`previous run did not stop cleanly; up to ${METERING_AT_RISK_MS} ms of metering before it stopped may be missing${since}`, { store: storePath });
     }
-    apps = await buildApps({ holder, store, logger, now: Date.now, startedAt, env, lifecycle, restart });
+    // Signed plugins (tar reader, ed25519) load on the first hook that names one: a static import cost every start ~2 ms.
+    const hookLoader: HookModuleLoader = async (ref) => (await import("./plugins/index.ts")).hookModuleLoader(holder)(ref);
+    apps = await buildApps({ holder, store, logger, now: Date.now, startedAt, env, lifecycle, restart, hookLoader });
   } catch (error) {
     // A stored row that does not parse, or a table sqlite cannot read: named in one line, not a stack trace.
     if (!isStoreError(error)) throw error;

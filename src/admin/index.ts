@@ -15,6 +15,7 @@ import { infoController } from "./info.ts";
 import { groupsController } from "./groups.ts";
 import { hooksController } from "./hooks.ts";
 import { keysController } from "./keys.ts";
+import { pluginsController } from "./plugins.ts";
 import { usageController } from "./usage.ts";
 import { rememberPrincipal } from "./principal.ts";
 import { openApiDocument } from "./openapi.ts";
@@ -90,6 +91,7 @@ export function buildAdminApp(deps: AdminDeps) {
     .use(keysController(deps))
     .use(groupsController(deps))
     .use(hooksController(deps))
+    .use(pluginsController(deps))
     .use(usageController(deps));
   // Built from the finished route table on first read, then kept: routes do not change at run time.
   return app.get("/openapi.json", () => (document ??= openApiDocument(app.routes, ADMIN_PREFIX)));
@@ -114,7 +116,8 @@ const METHOD_VERBS: Readonly<Record<string, string>> = { POST: "create", PUT: "u
 /**
  * `noun.verb` and resource of a mutation no handler recorded (a refused scope, an unparsable body), in
  * the handlers' own names: POST /keys/{id}/revoke is `key.revoke` on `key:<id>`, POST /config/apply is
- * `config.apply`, POST /auth/cache/flush is `auth.cache_flush`, POST /restart is `gateway.restart`.
+ * `config.apply`, POST /auth/cache/flush is `auth.cache_flush`, POST /restart is `gateway.restart`,
+ * POST /plugins is `plugin.install`.
  */
 export function attemptedAction(method: string, pathname: string): { action: string; resource: string } {
   const [first = "admin", ...rest] = pathname.slice(ADMIN_PREFIX.length + 1).split("/").filter((p) => p !== "");
@@ -124,6 +127,7 @@ export function attemptedAction(method: string, pathname: string): { action: str
     const [id, verb] = rest;
     return { action: `${noun}.${verb ?? METHOD_VERBS[method] ?? "update"}`, resource: id === undefined ? noun : `${noun}:${id}` };
   }
+  if (noun === "plugin" && rest.length === 0) return { action: "plugin.install", resource: noun };
   const verb = noun === "gateway" ? "restart" : rest.length > 0 ? rest.join("_") : (METHOD_VERBS[method] ?? "update");
   return { action: `${noun}.${verb}`, resource: noun };
 }

@@ -217,9 +217,9 @@ const PluginsCfg = Strict({
   dir: Type.Optional(Type.String({ minLength: 1, default: "./plugins", description: "directory of installed plugins" })),
   trusted_keys: Type.Optional(Type.Record(Type.String({ minLength: 1 }), Type.String({ pattern: "^[0-9a-fA-F]{64}$" }), { default: {}, description: "publisher -> ed25519 public key (hex)" })),
   allowlist: Type.Optional(Type.Array(Type.String({ pattern: "^[A-Za-z0-9*._-]+/[A-Za-z0-9*._-]+$" }), { default: [], description: "<publisher>/<plugin> entries allowed to load; * is a wildcard" })),
-  fetch: Type.Optional(Type.Array(Type.String({ pattern: "^[A-Za-z0-9._-]+/[A-Za-z0-9._-]+@[0-9A-Za-z.+-]+$" }), { default: [], description: "plugins fetched at boot, as <owner>/<plugin>@<version>" })),
-  registry_url: Type.Optional(Url("base URL plugins are fetched from")),
-}, { default: {} });
+  fetch: Type.Optional(Type.Array(Type.String({ pattern: "^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*@[0-9A-Za-z.+-]+$" }), { default: [], description: "plugins fetched and installed at boot (only then), as <owner>/<plugin>@<version>; a failure stops the boot" })),
+  registry_url: Type.Optional(Url("base URL plugins are fetched from: <registry_url>/<owner>/<plugin>/<version>.tar.gz")),
+}, { default: {}, description: "signed plugins: where they are installed and whom to trust (docs/operations.md, Plugins and the trust posture)" });
 
 export const EXPORT_STREAMS = ["metrics", "traces", "logs"] as const;
 const ExportCfg = Strict({

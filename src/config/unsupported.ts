@@ -15,7 +15,6 @@ const EXPORT = "telemetry export";
 const IDENTITY = "identity providers and token exchange";
 
 export const NOT_YET_SUPPORTED: readonly NotYet[] = [
-  { path: "plugins", lands: HOOKS },
   { path: "export", lands: EXPORT },
   { path: "advanced.response_headers.server_timing", lands: `${EXPORT} (Server-Timing)` },
   { path: "identity-providers", lands: IDENTITY },

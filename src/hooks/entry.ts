@@ -62,7 +62,7 @@ async function moduleOf(cfg: HookCfg, loader: HookModuleLoader | undefined): Pro
   }
   const target = cfg.transport?.kind === "plugin" ? cfg.transport.target : undefined;
   if (!target) throw new Error("no plugin or builtin named");
-  if (!loader) throw new Error(`plugin ${target} not loaded (this build loads no plugins yet)`);
+  if (!loader) throw new Error(`plugin ${target} not loaded (no plugin loader in this process)`);
   return loader(target);
 }
 

@@ -11,7 +11,6 @@ const landsOf = (path: string) => NOT_YET_SUPPORTED.find((n) => n.path === path)
 
 describe("config this build cannot honour yet", () => {
   const cases: [string, string][] = [
-    ["plugins", "plugins: {dir: ./plugins}\n"],
     ["export", "export: {scrape: {module: prometheus}}\n"],
     ["advanced.response_headers.server_timing", "advanced: {response_headers: {server_timing: true}}\n"],
     ["identity-providers", "identity-providers: {corp: {module: oidc, settings: {issuer: https://i.example, audience: gw}}}\n"],
@@ -35,6 +34,12 @@ describe("config this build cannot honour yet", () => {
 
   test("hooks, global and per pool, and the route-policy header load (they are honoured now)", () => {
     const loaded = loadConfigText(`${BASE}pools: {hooks: [h], chat: {members: [{model: m}], hooks: [h]}}\nhooks: {h: {kind: gate, builtin: regex-redact, prompt: rw, settings: {patterns: ["x"]}}}\nadvanced: {response_headers: {route_policy: false}}\n`, "t.yaml", { env: {} });
+    expect(loaded.ok ? [] : loaded.errors).toEqual([]);
+  });
+
+  test("plugins: is supported: a trust posture with a fetch list loads", () => {
+    const yaml = `plugins: {dir: ./plugins, trusted_keys: {acme: ${"ab".repeat(32)}}, allowlist: ["acme/*"], fetch: [acme/redactor@1.0.0], registry_url: "http://127.0.0.1:1"}\n`;
+    const loaded = loadConfigText(BASE + yaml, "t.yaml", { env: {} });
     expect(loaded.ok ? [] : loaded.errors).toEqual([]);
   });
 
