@@ -52,7 +52,7 @@ describe("config this build cannot honour yet", () => {
 
   test("the check reads the tree as written, not a defaulted one, and costs nothing without them", () => {
     expect(unsupportedErrors({ auth: { chain: [] }, advanced: { config_versions_retained: 3 } })).toEqual([]);
-    expect(unsupportedErrors({ plugins: "not a map" })).toEqual([refusal("plugins", landsOf("plugins"))]);
+    expect(unsupportedErrors({ export: "not a map" })).toEqual([refusal("export", landsOf("export"))]);
     expect(unsupportedErrors(null)).toEqual([]);
   });
 });
