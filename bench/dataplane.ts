@@ -25,6 +25,7 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { EventStreamReader } from "../src/transport/eventstream.ts";
 import { AWS, GATEWAY_ENV, GOVERNANCE_ENV, GOVERNANCE_YAML, mintKey, providersYaml } from "./gateway-config.ts";
+import { hookConfig } from "./hook-plugins.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
 const { values: opts } = parseArgs({
@@ -50,6 +51,12 @@ const { values: opts } = parseArgs({
      * within 10% of the open-door gateway's, its throughput at least 90% (issues 6 and 15).
      */
     governance: { type: "boolean", default: false },
+    /**
+     * Adds `gated` and `tapped`: gateways with one no-op gate hook, or one no-op tap, on every pool (signed
+     * plugins: bench/hook-plugins.ts). Judged like `governed`: CPU per request within 1.15x (gate) and
+     * 1.05x (tap) of the open door (issue 17).
+     */
+    hooks: { type: "boolean", default: false },
     /**
      * Each cell's targets are measured this many times, interleaved (floor, gateway, floor, gateway, ...),
      * and each figure is the median of its repetitions: on a shared virtual machine one sample per target
@@ -263,7 +270,7 @@ class RawClient {
 }
 
 // --- what is measured ------------------------------------------------------------------------------------
-type TargetName = "direct" | "floor" | "gateway" | "governed";
+type TargetName = "direct" | "floor" | "gateway" | "governed" | "gated" | "tapped";
 type Protocol = "openai" | "anthropic" | "responses" | "gemini" | "bedrock" | "cohere";
 type ScenarioId = string;
 interface Scenario {
@@ -339,9 +346,10 @@ const CELLS = ([
  */
 const runsIn = (s: Scenario, cell: { conns: number }) =>
   cell.conns === CONNS_PEAK ? s.id === PEAK_SCENARIO : !s.extended || cell.conns === CONNS_HIGH || opts.conns !== undefined;
-const TARGETS: TargetName[] = opts.governance ? ["direct", "floor", "gateway", "governed"] : ["direct", "floor", "gateway"];
-/** The governed gateway is judged against the open door on the default run's scenarios at 64 connections, so it runs there only. */
-const targetsIn = (s: Scenario, cell: { conns: number }) => TARGETS.filter((t) => t !== "governed" || (!s.extended && cell.conns === CONNS_HIGH));
+/** Second gateways, each judged against the open door (`gateway`) on the default run's scenarios at 64 connections, so they run there only. */
+const BESIDE: TargetName[] = [...(opts.governance ? (["governed"] as const) : []), ...(opts.hooks ? (["gated", "tapped"] as const) : [])];
+const TARGETS: TargetName[] = ["direct", "floor", "gateway", ...BESIDE];
+const targetsIn = (s: Scenario, cell: { conns: number }) => TARGETS.filter((t) => !BESIDE.includes(t) || (!s.extended && cell.conns === CONNS_HIGH));
 /** The minted key of the governed gateway, set once it is up. */
 let governedKey = "";
 
@@ -369,6 +377,7 @@ function describe(target: TargetName, s: Scenario): string {
   const egressBody = `${PROTOCOL_NAMES[s.egress]} body`;
   if (target === "direct") return `client -> upstream ${egressPath}, ${egressBody}${isCross(s) ? " of the same request" : ""}${s.egress === "bedrock" ? ", unsigned" : ""}`;
   if (target === "governed") return `as **gateway**, through a second gateway with auth.chain [keys] and a three-level group chain with limits, with a minted virtual key`;
+  if (target === "gated" || target === "tapped") return `as **gateway**, through a second gateway with one no-op ${target === "gated" ? "gate hook" : "tap (at response)"} on every pool, a signed plugin`;
   if (target === "floor")
     return `client -> floor -> upstream ${egressPath}, ${egressBody}${isCross(s) ? " relayed untranslated (a floor cannot translate)" : ""}${s.egress === "bedrock" ? ", SigV4-signed by the floor" : ""}`;
   const ingressPath = pathOf(s.ingress, ALIAS[s.egress], s.stream);
@@ -433,7 +442,7 @@ interface RequestSpec {
 }
 /** The gateway gets the ingress protocol (model: the alias of the egress lane); direct and floor the egress protocol. */
 function requestFor(target: TargetName, s: Scenario, addresses: Partial<Record<TargetName, string>>): RequestSpec {
-  const speaks = target === "gateway" || target === "governed" ? s.ingress : s.egress;
+  const speaks = target === "gateway" || BESIDE.includes(target) ? s.ingress : s.egress;
   const model = target === "direct" ? UPSTREAM_MODEL[s.egress] : ALIAS[s.egress];
   const headers = target === "governed" ? withKey(speaks, governedKey) : HEADERS[speaks];
   return { address: addresses[target]!, path: pathOf(speaks, model, s.stream), body: bodyOf(speaks, model, s.stream), headers, answers: speaks };
@@ -752,8 +761,8 @@ ${providersYaml(upstreamAddress)}models:
     return file;
   };
   const gateway = spawnChild("gateway", ["taskset", "-c", PROXY_CORE, gatewayBin, "--config", gatewayConfig(tmp)], GATEWAY_ENV, tmp, /^gateway started$/);
-  const addresses: { direct: string; floor: string; gateway: string; governed?: string } = { direct: upstreamAddress, floor: (await floor.ready).data, gateway: (await gateway.ready).data };
-  const pids: { direct: number; floor: number; gateway: number; governed?: number } = { direct: upstream.proc.pid, floor: floor.proc.pid, gateway: gateway.proc.pid };
+  const addresses: { direct: string; floor: string; gateway: string } & Partial<Record<TargetName, string>> = { direct: upstreamAddress, floor: (await floor.ready).data, gateway: (await gateway.ready).data };
+  const pids: { direct: number; floor: number; gateway: number } & Partial<Record<TargetName, number>> = { direct: upstream.proc.pid, floor: floor.proc.pid, gateway: gateway.proc.pid };
   let governed: Child | undefined;
   if (opts.governance) {
     const dir = join(tmp, "governed");
@@ -767,6 +776,19 @@ ${providersYaml(upstreamAddress)}models:
     pids.governed = governed.proc.pid;
     log(`governed gateway ${addresses.governed}, key minted for group bench-dev (bench-team, bench-org)`);
   }
+  const hooked: Child[] = [];
+  if (opts.hooks)
+    for (const [target, hook] of [["gated", "gate"], ["tapped", "tap"]] as const) {
+      const dir = join(tmp, target);
+      mkdirSync(dir);
+      const file = gatewayConfig(dir);
+      writeFileSync(file, readFileSync(file, "utf8") + (await hookConfig(dir, hook)));
+      const child = spawnChild(target, ["taskset", "-c", PROXY_CORE, gatewayBin, "--config", file], GATEWAY_ENV, dir, /^gateway started$/);
+      hooked.push(child);
+      addresses[target] = (await child.ready).data;
+      pids[target] = child.proc.pid;
+      log(`${target} gateway ${addresses[target]}, one no-op ${hook} on every pool`);
+    }
   log(`upstream ${addresses.direct}, floor ${addresses.floor}, gateway ${addresses.gateway}`);
 
   await Bun.sleep(1000);
@@ -880,7 +902,7 @@ ${providersYaml(upstreamAddress)}models:
     return result;
   }
   /** CPU ticks of every process of ours that runs during a measured run, wrk aside. */
-  const ourTicks = () => cpuTicks(process.pid) + cpuTicks(pids.direct) + cpuTicks(pids.floor) + cpuTicks(pids.gateway) + (pids.governed ? cpuTicks(pids.governed) : 0);
+  const ourTicks = () => cpuTicks(process.pid) + cpuTicks(pids.direct) + cpuTicks(pids.floor) + cpuTicks(pids.gateway) + BESIDE.reduce((sum, t) => sum + (pids[t] ? cpuTicks(pids[t]) : 0), 0);
 
   const results: RunResult[] = [];
   let retries = 0;
@@ -945,6 +967,7 @@ ${providersYaml(upstreamAddress)}models:
   await stopChild(floor);
   await stopChild(gateway);
   if (governed) await stopChild(governed);
+  for (const child of hooked) await stopChild(child);
 
   // Cold start, spawn to the first proxied chat request answered (proxy on its core, the upstream warm).
   const coldRuns = 5;
@@ -1055,7 +1078,7 @@ function report(data: {
         );
       }
   lines.push("", "What each target means per scenario:", "");
-  for (const scenario of SCENARIOS) lines.push(`- ${scenario.label} (\`${scenario.id}\`): ${TARGETS.filter((t) => t !== "governed" || !scenario.extended).map((target) => `**${target}** ${describe(target, scenario)}`).join("; ")}.`);
+  for (const scenario of SCENARIOS) lines.push(`- ${scenario.label} (\`${scenario.id}\`): ${TARGETS.filter((t) => !BESIDE.includes(t) || !scenario.extended).map((target) => `**${target}** ${describe(target, scenario)}`).join("; ")}.`);
 
   // Targets, as ratios to the floor proxy in the same run.
   const targets: Target[] = [];
@@ -1135,6 +1158,13 @@ function report(data: {
       const name = `governed (key + 3-level group chain) vs open door, ${scenario.label}, ${CONNS_HIGH} conns`;
       ratioTarget(`${name}: CPU per request (µs; "floor" column = open door)`, governed, open, cpu, 1.1, false, true, "open door");
       ratioTarget(`${name}: throughput (req/s; "floor" column = open door)`, governed, open, rps, 0.9, true, true, "open door");
+    }
+  // Hooks (issue 17): one no-op gate, or one tap, on every pool, against the open door at 64 connections.
+  if (opts.hooks)
+    for (const scenario of SCENARIOS.filter((s) => !s.extended)) {
+      const open = same(scenario.id, "gateway", CONNS_HIGH);
+      for (const [target, what, limit] of [["gated", "one no-op gate hook", 1.15], ["tapped", "one no-op tap", 1.05]] as const)
+        ratioTarget(`${what} vs open door, ${scenario.label}, ${CONNS_HIGH} conns: CPU per request (µs; "floor" column = open door)`, same(scenario.id, target, CONNS_HIGH), open, cpu, limit, false, true, "open door");
     }
   // Issue 15's absolutes.
   const absolute = (name: string, value: number | null, limit: number, unit: string, note?: string) =>

@@ -120,7 +120,8 @@ async function serveModelRequest(deps: PipelineDeps, ingress: ProtocolAdapter, r
   const hooks = deps.hooks?.forPool(snapshot, pool.name);
   let hooked: Hooked | undefined;
   if (hooks) {
-    const gated = await gateRequest(deps.hooks!, hooks, { ingress, body, context, model, principal, pool, routing: deps.routing }, started);
+    let gated = gateRequest(deps.hooks!, hooks, { ingress, body, context, model, principal, pool, routing: deps.routing }, started);
+    if (gated instanceof Promise) gated = await gated;
     if (!gated.ok) return refuse(gated.error, pool.name);
     hooked = gated.value;
   }

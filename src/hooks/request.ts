@@ -39,7 +39,13 @@ export interface HookedRequest {
   readonly routing: RoutingState;
 }
 
-export async function gateRequest(runtime: HookRuntime, hooks: PoolHooks, req: HookedRequest, started: number): Promise<{ ok: true; value: Hooked } | { ok: false; error: IrError }> {
+export type HookedResult = { ok: true; value: Hooked } | { ok: false; error: IrError };
+
+/**
+ * The request's hooks. A pool with taps only answers at once (no promise: the request does not wait a turn
+ * for hooks it never waits for); with gates, once they have decided.
+ */
+export function gateRequest(runtime: HookRuntime, hooks: PoolHooks, req: HookedRequest, started: number): HookedResult | Promise<HookedResult> {
   const requestId = crypto.randomUUID();
   const { ingress, model, pool, body } = req;
   const base = { pool: pool.name, model, ingress_protocol: ingress.name, request_id: requestId };
@@ -63,7 +69,7 @@ export async function gateRequest(runtime: HookRuntime, hooks: PoolHooks, req: H
   }
   const stream = ir ? ir.value.stream : body.stream === true || req.context.pathStream === true;
   if (hooks.gates.length === 0) return { ok: true, value: { requestId, taps, order: undefined, header: undefined, ir, transformed: false, tap, attempted } };
-  const verdict = await runGates(
+  return runGates(
     hooks,
     {
       model,
@@ -76,14 +82,15 @@ export async function gateRequest(runtime: HookRuntime, hooks: PoolHooks, req: H
       breakerOf: (lane) => req.routing.cell(pool.name, lane, pool.breaker).state,
     },
     runtime.deps,
-  );
-  if (verdict.kind === "reject") {
-    // on_error reject is the gateway's own 503 (api_error: Anthropic would say 529 for "overloaded").
-    const kind = verdict.policy === null ? "api_error" : kindFromStatus(verdict.status);
-    return { ok: false, error: irError(kind, verdict.message, { status: verdict.status }) };
-  }
-  const transformed = verdict.prompt !== undefined && ir !== undefined;
-  if (transformed) ir = { ok: true, value: applyPrompt(ir!.value, verdict.prompt!), warnings: ir!.warnings };
-  const header = runtime.deps.routePolicyHeader ? verdict.policy : undefined;
-  return { ok: true, value: { requestId, taps, order: verdict.order, header, ir, transformed, tap, attempted } };
+  ).then((verdict): HookedResult => {
+    if (verdict.kind === "reject") {
+      // on_error reject is the gateway's own 503 (api_error: Anthropic would say 529 for "overloaded").
+      const kind = verdict.policy === null ? "api_error" : kindFromStatus(verdict.status);
+      return { ok: false, error: irError(kind, verdict.message, { status: verdict.status }) };
+    }
+    const transformed = verdict.prompt !== undefined && ir !== undefined;
+    const transformedIr = transformed ? { ok: true as const, value: applyPrompt(ir!.value, verdict.prompt!), warnings: ir!.warnings } : undefined;
+    const header = runtime.deps.routePolicyHeader ? verdict.policy : undefined;
+    return { ok: true, value: { requestId, taps, order: verdict.order, header, ir: transformedIr ?? ir, transformed, tap, attempted } };
+  });
 }

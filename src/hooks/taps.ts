@@ -31,23 +31,33 @@ export class TapQueue {
     this.queue.push({ ...event, hook: this.hook });
     if (!this.draining) {
       this.draining = true;
-      setTimeout(() => void this.drain(), 0);
+      // setImmediate, not setTimeout(0): Bun clamps a 0 ms timer to 1 ms and keeps a timer per batch.
+      setImmediate(this.drain);
     }
   }
 
-  private async drain(): Promise<void> {
+  /** Synchronous while the tap answers synchronously; a tap's promise is awaited (bounded) before the next event. */
+  private readonly drain = (): void => {
     for (let event = this.queue.shift(); event; event = this.queue.shift()) {
-      const tap = this.instance()?.tap;
+      const instance = this.instance();
+      const tap = instance?.tap;
       if (!tap) continue;
+      let result: unknown;
       try {
-        const result = tap.call(this.instance(), event);
-        if (result instanceof Promise) await within(result, this.timeoutMs);
+        result = tap.call(instance, event);
       } catch (error) {
         this.onError(error instanceof Error ? error.message : String(error));
+        continue;
+      }
+      if (result instanceof Promise) {
+        within(result, this.timeoutMs)
+          .catch((error: unknown) => this.onError(error instanceof Error ? error.message : String(error)))
+          .finally(this.drain);
+        return;
       }
     }
     this.draining = false;
-  }
+  };
 }
 
 export class TimedOut extends Error {
