@@ -1,6 +1,6 @@
-// A hook that cannot be loaded is refused, on the built binary: PUT /hooks/{name} and POST /config/apply
-// naming a plugin that is not installed, one whose entry throws at import, a gate plugin without gate(),
-// settings its settingsSchema refuses: 400 naming hooks.<name> and the loader's reason, nothing stored,
+// A hook that cannot be loaded is refused, on the built binary: PUT /hooks/{name}, POST /config/apply and
+// POST /config/reload naming a plugin that is not installed, one whose entry throws at import, a gate
+// plugin without gate(), settings its settingsSchema refuses: 400 naming hooks.<name> and the loader's reason, nothing stored,
 // the attempt audited rejected. A boot with such a hook exits 1 naming it. A good signed plugin registers
 // and gates the next request.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -75,6 +75,21 @@ describe("config changes and the boot", () => {
     expect(await version()).toBe(v);
     expect((await call("/hooks")).body.map((h: { name: string }) => h.name)).not.toContain("a-missing");
     expect(await lastAudit()).toMatchObject({ action: "config.apply", outcome: "rejected" });
+  });
+
+  test("POST /config/reload of a file that adds an unloadable hook: 400 naming it, the running config stays", async () => {
+    const v = await version();
+    const file = join(gw.dir, "gateway.test.yaml");
+    await Bun.write(file, `${config}hooks: {tapper: {kind: gate, transport: {kind: plugin, target: acme/tap-only}}}\n`);
+    try {
+      const reloaded = await call("/config/reload", "POST");
+      expect(reloaded.status).toBe(400);
+      expect(reloaded.body.error.message).toContain("hooks.tapper: the gate instance has no gate() member");
+      expect(await version()).toBe(v);
+      expect(await lastAudit()).toMatchObject({ action: "config.reload", outcome: "rejected" });
+    } finally {
+      await Bun.write(file, config);
+    }
   });
 
   test("a boot whose hook cannot be loaded exits 1 with one error line naming it", async () => {
