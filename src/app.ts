@@ -21,7 +21,7 @@ import { auditHeadPath } from "./store/audit-head.ts";
 import type { KeyRecord } from "./store/keys.ts";
 import { buildGroupGovernance, type GroupGovernance } from "./governance/group-services.ts";
 import type { KeyInfo } from "./governance/usage.ts";
-import { HookRuntime } from "./hooks/runtime.ts";
+import { HookRuntime, HooksNotLoaded } from "./hooks/runtime.ts";
 import type { HookModuleLoader } from "./hooks/types.ts";
 
 /** The governance services (keys, audit, auth cache) are built here from the store, not passed in. */
@@ -55,10 +55,11 @@ export async function buildApps(deps: AppDeps, random: () => number = Math.rando
   metrics.registry.gauge("gateway_lane_state", "Breaker state per (pool, lane): 0 Closed, 1 HalfOpen, 2 Open.", ["pool", "lane"], () => laneStates(deps.holder.current, routing));
   // Frozen at boot (spec: advanced.response_headers); hook instances follow each snapshot (forPool).
   const hooks = new HookRuntime({ logger: deps.logger, metrics, loader: deps.hookLoader, routePolicyHeader: deps.holder.current.config.advanced?.response_headers?.route_policy ?? true });
+  // The boot's hooks are loaded and created before the first request; one that cannot be stops the boot.
+  const unloadable = await hooks.prepare(deps.holder.current);
+  if (unloadable.length > 0) throw new HooksNotLoaded(unloadable);
   hooks.load(deps.holder.current);
   deps.holder.onSwap((next) => hooks.load(next));
-  // The boot's hooks answer from the first request (a plugin that takes longer answers as not loaded until it is).
-  await hooks.settled(HOOKS_BOOT_WAIT_MS);
   const adminDeps: AdminDeps = { ...deps, keys: governance.keys, authCache: governance.cache, audit: governance.audit, groups: groups.groups, usage: groups.usage, hookRuntime: hooks };
   groups.usage.registerMetrics(metrics.registry);
   // Started by the boot (main.ts), so apps built in tests run no timers.
@@ -73,8 +74,6 @@ export async function buildApps(deps: AppDeps, random: () => number = Math.rando
   const reloadFile: ReloadFile = (principal, refused) => reloadConfigFile(adminDeps, principal, undefined, refused);
   return { data, admin, warm, routing, health, metering: groups.metering, reloadFile, hooks };
 }
-
-const HOOKS_BOOT_WAIT_MS = 2000;
 
 /** A browser origin the data plane does not serve: 403 in the path's protocol shape where it has one. */
 function foreignOrigin(request: Request, message: string): Response {

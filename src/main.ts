@@ -23,6 +23,7 @@ import { METERING_AT_RISK_MS } from "./governance/metering.ts";
 import { verifyAudit } from "./governance/audit.ts";
 import { createLogger, type Logger } from "./telemetry/logger.ts";
 import type { HookModuleLoader } from "./hooks/types.ts";
+import { HooksNotLoaded } from "./hooks/runtime.ts";
 import { VERSION, VERSION_LINE } from "./version.ts";
 
 const env = process.env as Record<string, string | undefined>;
@@ -199,6 +200,12 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
     const hookLoader: HookModuleLoader = async (ref) => (await import("./plugins/index.ts")).hookModuleLoader(holder)(ref);
     apps = await buildApps({ holder, store, logger, now: Date.now, startedAt, env, lifecycle, restart, hookLoader });
   } catch (error) {
+    if (error instanceof HooksNotLoaded) {
+      logger.error("hooks cannot be loaded; not starting", { source, error: error.message });
+      await markStopped(store);
+      await store.close();
+      return 1;
+    }
     // A stored row that does not parse, or a table sqlite cannot read: named in one line, not a stack trace.
     if (!isStoreError(error)) throw error;
     logger.error("store unreadable; not starting", { store: storePath, error: `store ${storePath}: ${(error as Error).message}` });

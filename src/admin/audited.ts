@@ -36,9 +36,12 @@ export function auditedChange<T extends Planned>(deps: AdminDeps, request: Reque
 
 /** auditedChange for a change no admin request made (SIGHUP): `principal` names who did. */
 export async function auditedChangeBy<T extends Planned>(deps: AdminDeps, principal: string, action: string, resource: string, plan: () => T): Promise<Extract<T, Plan>> {
-  const toChange = (): Change<Extract<T, Plan>> => {
+  const toChange = async (): Promise<Change<Extract<T, Plan>>> => {
     const planned = plan();
     if (!planned.ok) throw refusal(planned);
+    // A hook that cannot be loaded and created refuses the change, before anything is stored.
+    const unloadable = await deps.hookRuntime.prepare(planned.snapshot);
+    if (unloadable.length > 0) throw new GatewayError("invalid_request", unloadable.join("; "));
     let staged: StagedFile | undefined;
     return {
       stage: planned.overlayFile && (async () => void (staged = await planned.overlayFile!())),
@@ -49,7 +52,7 @@ export async function auditedChangeBy<T extends Planned>(deps: AdminDeps, princi
   };
   if (deps.audit) return deps.audit.commit({ action, resource, principal }, toChange);
   // Apps built by tests without an audit log: the same steps, nothing to record.
-  const change = toChange();
+  const change = await toChange();
   await change.stage?.();
   change.write?.();
   return change.apply();

@@ -16,7 +16,6 @@ import type { AdminDeps } from "./deps.ts";
 import { requestBody } from "./openapi.ts";
 import { shape } from "./pages.ts";
 import { principalOf } from "./principal.ts";
-import { settingsErrors } from "./settings-check.ts";
 import { ExpectedVersion, HookChangeView, HookHealthView, HookSchemaView, HookStatusView, HookView } from "./views.ts";
 
 /** hooks-plugins.md: names safe in paths and metric labels, and never an on_error word. */
@@ -50,13 +49,6 @@ function usersOf(config: Snapshot["config"], name: string): string[] {
     if (Array.isArray(hooks) && hooks.includes(name)) users.push(pool === "hooks" ? "pools.hooks (global)" : `pool ${pool}`);
   }
   return users;
-}
-
-/** The module's schema applies when the hook is re-registered on the same module (the runtime knows that one). */
-function moduleSchema(runtime: HookRuntimeView, snapshot: Snapshot, name: string, cfg: Bag): Record<string, unknown> | null {
-  const current = bag(snapshot.config.hooks?.[name]);
-  const sameModule = JSON.stringify(current.transport ?? null) === JSON.stringify(cfg.transport ?? null) && current.builtin === cfg.builtin;
-  return name in (snapshot.config.hooks ?? {}) && sameModule ? runtime.schema(name) : null;
 }
 
 function desiredVersion(deps: AdminDeps, name: string): number {
@@ -120,9 +112,6 @@ export const hooksController = (deps: AdminDeps) => {
         const checked = shape<Bag>(HookPutBody, body);
         if (!checked.ok) return refuseBody(deps, request, "hook.register", resource, checked.message);
         const { expected_version: _, ...cfg } = checked.value;
-        const schema = moduleSchema(runtime(), deps.holder.current, name, cfg);
-        const wrong = schema ? settingsErrors(schema, bag(cfg.settings)) : [];
-        if (wrong.length > 0) return refuseBody(deps, request, "hook.register", resource, `settings do not match the hook's settingsSchema: ${wrong.join("; ")}`);
         const expected = expectedVersion(request, checked.value);
         const { snapshot } = await auditedChange(deps, request, "hook.register", resource, () =>
           lifecycleOf(deps).edit((tree: ConfigTree) => ({ ...tree, hooks: { ...bag(tree.hooks), [name]: cfg } }), {

@@ -1,16 +1,20 @@
 // One running hook: its module (compiled in, or a plugin through the loader) and the instance created
 // from its settings. Created off the request path; until the instance exists (or when it could not be
-// made) the hook answers as "not loaded", and a gate then takes its on_error.
+// made) the hook answers as "not loaded", and a gate then takes its on_error. Settings are checked
+// against the module's settingsSchema before create() sees them.
 import type { HookCfg } from "../config/schema.ts";
 import type { Logger } from "../telemetry/logger.ts";
 import { COMPILED_HOOKS } from "./compiled.ts";
+import { settingsErrors } from "./settings-check.ts";
 import type { HookInstance, HookModule, HookModuleLoader } from "./types.ts";
+
+export const NOT_YET = "not loaded yet";
 
 export class HookEntry {
   module: HookModule | undefined;
   instance: HookInstance | undefined;
   /** Why the hook cannot run (null once it runs). */
-  failure: string | null = "not loaded yet";
+  failure: string | null = NOT_YET;
   private closed = false;
   readonly ready: Promise<void>;
 
@@ -24,13 +28,14 @@ export class HookEntry {
   ) {
     this.ready = this.start(loader, logger).catch((error: unknown) => {
       this.failure = error instanceof Error ? error.message : String(error);
-      logger.warn("hook not loaded", { hook: name, cause: this.failure });
     });
   }
 
   private async start(loader: HookModuleLoader | undefined, logger: Logger): Promise<void> {
     const module = await moduleOf(this.cfg, loader);
     if (module.kind !== "hook") throw new Error(`module kind is ${String(module.kind)}, not hook`);
+    const wrong = module.settingsSchema ? settingsErrors(module.settingsSchema, this.cfg.settings ?? {}) : [];
+    if (wrong.length > 0) throw new Error(`settings do not match the hook's settingsSchema: ${wrong.join("; ")}`);
     const member = this.cfg.kind === "gate" ? "gate" : "tap";
     const log = logger.child({ hook: this.name });
     const ctx = { name: this.name, log: (level: "debug" | "info" | "warn" | "error", msg: string, fields?: Record<string, unknown>) => log[level](msg, fields) };

@@ -1,12 +1,14 @@
 // The hook runtime: at each config snapshot, the configured hooks' entries (reused while a hook's source
 // and settings are unchanged, closed when removed) and, per pool, the sorted gate list and the taps of each
 // stage. The request path asks forPool() once; with no hook configured that is one compare and one check.
+// A change (and the boot) prepares its new or changed hooks first: a hook that cannot be loaded and
+// created refuses the change naming it, and the instances made for a change are the ones that go live.
 import type { HookCfg } from "../config/schema.ts";
 import type { Snapshot } from "../config/snapshot.ts";
 import type { PoolMember } from "../routing/pool.ts";
 import type { Logger } from "../telemetry/logger.ts";
 import type { DataPlaneMetrics } from "../telemetry/metrics.ts";
-import { HookEntry } from "./entry.ts";
+import { HookEntry, NOT_YET } from "./entry.ts";
 import { TapQueue, within } from "./taps.ts";
 import type { HookModuleLoader, HookReportedStatus, HookRuntimeView, TapEvent, TapStage } from "./types.ts";
 
@@ -51,9 +53,21 @@ export interface HookRuntimeDeps {
   readonly routePolicyHeader: boolean;
 }
 
+/** How long a change (or the boot) waits for its hooks to load and be created before refusing. */
+export const PREPARE_MS = 10_000;
+
+/** The boot's hooks that could not be loaded: the boot stops naming each. */
+export class HooksNotLoaded extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(problems.join("; "));
+  }
+}
+
 export class HookRuntime implements HookRuntimeView {
   private plan: Plan = EMPTY_PLAN;
   private readonly entries = new Map<string, HookEntry>();
+  /** Made by prepare() for a snapshot about to go live; taken by its load, closed by any other. */
+  private readonly prepared = new Map<string, HookEntry>();
   private readonly queues = new Map<string, TapQueue>();
 
   constructor(readonly deps: HookRuntimeDeps) {}
@@ -97,17 +111,45 @@ export class HookRuntime implements HookRuntimeView {
     return { name, entry: this.entries.get(name)!, prompt: cfg.prompt ?? "no", user: cfg.user ?? "no", timeoutMs: cfg.timeout_ms ?? 200, onError: cfg.on_error ?? "weighted" };
   }
 
+  /**
+   * Loads and creates each hook of `snapshot` that is not running as configured, within `withinMs`, and
+   * keeps them for that snapshot's load. Answers `hooks.<name>: <reason>` for each that failed (then
+   * none is kept): the change must be refused.
+   */
+  async prepare(snapshot: Snapshot, withinMs = PREPARE_MS): Promise<string[]> {
+    this.dropPrepared();
+    const made: HookEntry[] = [];
+    for (const [name, cfg] of Object.entries((snapshot.config.hooks ?? {}) as Record<string, HookCfg>)) {
+      const running = this.entries.get(name);
+      if (running?.instance && running.key === keyOf(cfg)) continue;
+      made.push(new HookEntry(name, cfg, keyOf(cfg), this.deps.loader, this.deps.logger));
+    }
+    if (made.length === 0) return [];
+    await within(Promise.all(made.map((e) => e.ready)), withinMs).catch(() => undefined);
+    const problems = made.filter((e) => !e.instance).map((e) => `hooks.${e.name}: ${e.failure === NOT_YET ? `not loaded within ${withinMs} ms` : e.failure}`);
+    for (const entry of made) problems.length > 0 ? entry.close() : this.prepared.set(entry.name, entry);
+    return problems;
+  }
+
+  private dropPrepared(): void {
+    for (const entry of this.prepared.values()) entry.close();
+    this.prepared.clear();
+  }
+
   private syncEntries(hooks: Record<string, HookCfg>): void {
     for (const [name, entry] of this.entries) {
       const cfg = hooks[name];
-      if (cfg && entry.key === keyOf(cfg)) continue;
+      if (cfg && entry.key === keyOf(cfg) && this.prepared.get(name)?.key !== entry.key) continue;
       entry.close();
       this.entries.delete(name);
       this.queues.delete(name);
     }
     for (const [name, cfg] of Object.entries(hooks)) {
       if (this.entries.has(name)) continue;
-      const entry = new HookEntry(name, cfg, keyOf(cfg), this.deps.loader, this.deps.logger);
+      const key = keyOf(cfg);
+      const prepared = this.prepared.get(name);
+      const entry = prepared?.key === key ? prepared : this.unprepared(name, cfg, key);
+      if (entry === prepared) this.prepared.delete(name);
       this.entries.set(name, entry);
       if (cfg.kind === "tap") {
         const dropped = this.deps.metrics.hookEventsDropped.at(name);
@@ -115,6 +157,14 @@ export class HookRuntime implements HookRuntimeView {
         this.queues.set(name, queue);
       }
     }
+    this.dropPrepared();
+  }
+
+  /** A snapshot no change prepared (a test's app): its failures are logged, and answer in health. */
+  private unprepared(name: string, cfg: HookCfg, key: string): HookEntry {
+    const entry = new HookEntry(name, cfg, key, this.deps.loader, this.deps.logger);
+    void entry.ready.then(() => entry.failure !== null && this.deps.logger.warn("hook not loaded", { hook: name, cause: entry.failure }));
+    return entry;
   }
 
   /** Every instance created (or failed), or `withinMs` passed: the boot's readiness wait, and tests'. */
@@ -124,6 +174,7 @@ export class HookRuntime implements HookRuntimeView {
   }
 
   close(): void {
+    this.dropPrepared();
     for (const entry of this.entries.values()) entry.close();
     this.entries.clear();
     this.queues.clear();

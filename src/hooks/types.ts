@@ -2,6 +2,7 @@
 // three parts of the hooks feature: plugins (src/plugins: signed tarballs, loading an entry module), the
 // hook runtime (src/hooks: instances, gates and taps on the request path) and the admin routes (src/admin:
 // /hooks views, health, status, schema). Each part depends on these types, not on the others' code.
+import type { Snapshot } from "../config/snapshot.ts";
 
 /** A plugin reference as a HookCfg's `transport.target` writes it: `<publisher>/<name>` or `...@<version>`. */
 export type PluginRef = string;
@@ -95,6 +96,8 @@ export type HookModuleLoader = (ref: PluginRef) => Promise<HookModule>;
 
 /** What the admin routes ask the running hooks (implemented by the hook runtime). */
 export interface HookRuntimeView {
+  /** Loads and creates a change's new or changed hooks; `hooks.<name>: <reason>` for each that cannot be (refuse the change). */
+  prepare(snapshot: Snapshot): Promise<string[]>;
   /** HookHealthView's reachable/detail: does the hook resolve to a loaded `kind: hook` module? */
   health(name: string): { readonly reachable: boolean; readonly detail: string | null };
   /** The instance's status() within `timeoutMs`, or undefined (no answer, no instance, or no status member). */

@@ -171,7 +171,7 @@ describe("real answers validate against the document", () => {
     await call("POST", "/config/rollback", { version: 0 });
     await call("PUT", "/admin-auth", { modules: ["admin-tokens"] });
     await call("POST", "/auth/cache/flush", {});
-    await call("PUT", "/hooks/doc-gate", { kind: "gate", transport: { kind: "plugin", target: "acme/doc" }, settings: { a: 1 } });
+    await call("PUT", "/hooks/doc-gate", { kind: "gate", builtin: "regex-redact", prompt: "rw", settings: { patterns: ["a"] } });
     for (const path of ["/hooks", "/hooks/doc-gate", "/hooks/doc-gate/health", "/hooks/doc-gate/status", "/hooks/doc-gate/schema"]) await call("GET", path);
     await call("DELETE", "/hooks/doc-gate");
     await call("POST", `/keys/${key.id}/revoke`);

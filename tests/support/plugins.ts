@@ -1,6 +1,8 @@
 // Signed plugin tarballs built by the tests: packed with tar-stream, signed with @noble/ed25519, the
 // way a publisher would (docs/operations.md, "Plugins and the trust posture").
 import { createHash } from "node:crypto";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import * as ed from "@noble/ed25519";
 import * as tar from "tar-stream";
 
@@ -66,8 +68,8 @@ export async function signManifest(manifest: Uint8Array, secretKey: Uint8Array):
   return Buffer.from(await ed.signAsync(manifest, secretKey)).toString("base64");
 }
 
-/** The manifest bytes and the tarball. */
-export async function packPlugin(spec: PluginSpec): Promise<{ tarball: Uint8Array; manifest: Uint8Array }> {
+/** The manifest bytes, its signature and the files, as a tarball or an installed folder holds them. */
+async function signed(spec: PluginSpec): Promise<{ manifest: Uint8Array; sig: string; files: Readonly<Record<string, string>>; name: string; version: string }> {
   const files = spec.files ?? { "index.js": HOOK_SOURCE };
   const manifestObject = {
     name: spec.name ?? "redactor",
@@ -80,6 +82,12 @@ export async function packPlugin(spec: PluginSpec): Promise<{ tarball: Uint8Arra
   };
   const manifest = new TextEncoder().encode(JSON.stringify(manifestObject, null, 2));
   const sig = spec.sig ?? (await signManifest(manifest, spec.signWith ?? spec.publisher.secretKey));
+  return { manifest, sig, files, name: manifestObject.name, version: manifestObject.version };
+}
+
+/** The manifest bytes and the tarball. */
+export async function packPlugin(spec: PluginSpec): Promise<{ tarball: Uint8Array; manifest: Uint8Array }> {
+  const { manifest, sig, files } = await signed(spec);
   const tarball = await tarGz([
     { name: "manifest.json", content: manifest },
     { name: "manifest.sig", content: sig },
@@ -88,3 +96,16 @@ export async function packPlugin(spec: PluginSpec): Promise<{ tarball: Uint8Arra
   ]);
   return { tarball, manifest };
 }
+
+/** Writes a signed plugin as POST /plugins leaves it: `<pluginsDir>/<publisher>/<name>/<version>/`. */
+export async function writeInstalled(pluginsDir: string, spec: PluginSpec): Promise<void> {
+  const { manifest, sig, files, name, version } = await signed(spec);
+  const folder = join(pluginsDir, spec.publisher.name, String(name), String(version));
+  mkdirSync(folder, { recursive: true });
+  writeFileSync(join(folder, "manifest.json"), manifest);
+  writeFileSync(join(folder, "manifest.sig"), sig);
+  for (const [path, text] of Object.entries(files)) writeFileSync(join(folder, path), text);
+}
+
+/** The `plugins:` section trusting `publisher` for every plugin of its own, installed under ./plugins. */
+export const trustingPosture = (publisher: Publisher): string => `plugins: {dir: ./plugins, trusted_keys: {${publisher.name}: "${publisher.publicHex}"}, allowlist: ["${publisher.name}/*"]}\n`;

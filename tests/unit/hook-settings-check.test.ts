@@ -1,8 +1,8 @@
-// A hook's settings against its module's settingsSchema (src/admin/settings-check.ts): each error names
+// A hook's settings against its module's settingsSchema (src/hooks/settings-check.ts): each error names
 // its member by pointer, none quotes a value (settings may hold secrets), and a secret reference stands
 // for the string it will resolve to.
 import { describe, expect, test } from "bun:test";
-import { settingsErrors } from "../../src/admin/settings-check.ts";
+import { settingsErrors } from "../../src/hooks/settings-check.ts";
 
 const SCHEMA = {
   type: "object",

@@ -159,6 +159,38 @@ describe("snapshots", () => {
   });
 });
 
+describe("prepare", () => {
+  test("a change's new hooks are created once, before it is live, and reused by its load; unchanged ones are not re-made", async () => {
+    const made: string[] = [];
+    const closed: string[] = [];
+    const runtime = new HookRuntime({ logger: createLogger({ write: () => undefined }), metrics: dataPlaneMetrics(), loader: gates({ "t/g": () => ({ verb: "continue" }) }, made, closed), routePolicyHeader: true });
+    const one = snapshot(`hooks:\n  g: ${gate("t/g", ", global: true")}\n`);
+    expect(await runtime.prepare(one)).toEqual([]);
+    expect(made).toEqual(["g"]);
+    runtime.load(one);
+    expect(runtime.health("g")).toEqual({ reachable: true, detail: null });
+    expect(await runtime.prepare(snapshot(`hooks:\n  g: ${gate("t/g", ", global: true, priority: 4")}\n`))).toEqual([]);
+    expect(made).toEqual(["g"]);
+    expect(closed).toEqual([]);
+  });
+
+  test("a hook that cannot be made refuses the change naming it; what the change made is closed, the running hooks stay", async () => {
+    const made: string[] = [];
+    const closed: string[] = [];
+    const loader = gates({ "t/g": () => ({ verb: "continue" }) }, made, closed);
+    const runtime = new HookRuntime({ logger: createLogger({ write: () => undefined }), metrics: dataPlaneMetrics(), loader: (ref) => (ref === "t/bad" ? Promise.reject(new Error("plugin t/bad: not installed")) : loader(ref)), routePolicyHeader: true });
+    const one = snapshot(`hooks:\n  g: ${gate("t/g")}\n`);
+    await runtime.prepare(one);
+    runtime.load(one);
+    const refused = await runtime.prepare(snapshot(`hooks:\n  g: ${gate("t/g")}\n  n: ${gate("t/g")}\n  b: ${gate("t/bad")}\n`));
+    expect(refused).toEqual(["hooks.b: plugin t/bad: not installed"]);
+    expect(closed).toEqual(["n"]);
+    expect(runtime.health("g").reachable).toBe(true);
+    const slow = new HookRuntime({ logger: createLogger({ write: () => undefined }), metrics: dataPlaneMetrics(), loader: () => new Promise(() => undefined), routePolicyHeader: true });
+    expect(await slow.prepare(one, 20)).toEqual(["hooks.g: not loaded within 20 ms"]);
+  });
+});
+
 describe("tap queue", () => {
   test("never waits; past 1,024 queued events they are dropped and counted; a throwing tap is logged", async () => {
     let dropped = 0;
