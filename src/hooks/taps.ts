@@ -1,9 +1,11 @@
-// A tap's queue: events are handed over without waiting (the request never awaits a tap), delivered one
-// at a time after the current turn of the event loop, each bounded by the hook's timeout_ms so a hanging
-// tap only fills its own queue. Past MAX_QUEUED events the newest are dropped and counted.
+// A tap's queue: events are handed over without waiting (the request never awaits a tap), gathered for a
+// millisecond and delivered one at a time, each bounded by the hook's timeout_ms so a hanging tap only
+// fills its own queue. Past MAX_QUEUED events the newest are dropped and counted.
 import type { HookInstance, TapEvent } from "./types.ts";
 
 export const MAX_QUEUED = 1024;
+/** How long events gather before their tap is called. */
+const BATCH_MS = 1;
 
 export class TapQueue {
   private readonly queue: TapEvent[] = [];
@@ -31,8 +33,9 @@ export class TapQueue {
     this.queue.push({ ...event, hook: this.hook });
     if (!this.draining) {
       this.draining = true;
-      // setImmediate, not setTimeout(0): Bun clamps a 0 ms timer to 1 ms and keeps a timer per batch.
-      setImmediate(this.drain);
+      // One timer per millisecond, not a turn of the event loop per event: under load a batch holds every
+      // event of that millisecond, so a tap costs its push and its call. Unref'd: it never holds a stop.
+      setTimeout(this.drain, BATCH_MS).unref();
     }
   }
 
