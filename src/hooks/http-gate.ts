@@ -1,7 +1,9 @@
 // Compiled-in `http-gate`: a policy written in any language. The gate call is POSTed as JSON to
 // settings.url (with settings.headers, secret references resolved) and the JSON answer is the decision;
-// a non-2xx answer, an answer past MAX_ANSWER_BYTES or one that is not JSON is an error (on_error applies).
+// a non-2xx answer, an answer past MAX_ANSWER_BYTES, nested past MAX_JSON_DEPTH or not JSON is an error
+// (on_error applies).
 // As a tap it POSTs each event the same way (its answer is read and ignored).
+import { jsonTextTooDeep, MAX_JSON_DEPTH } from "../http/json-depth.ts";
 import type { GateCall, HookModule, TapEvent } from "./types.ts";
 
 export const MAX_ANSWER_BYTES = 64 * 1024;
@@ -35,7 +37,10 @@ export const httpGate: HookModule = {
           void answer.body?.cancel();
           throw new Error(`policy server answered ${answer.status}`);
         }
-        return JSON.parse(await boundedText(answer)) as never;
+        const text = await boundedText(answer);
+        // The policy server is read like an upstream: bounded in size above, in nesting here.
+        if (jsonTextTooDeep(text)) throw new Error(`policy answer nests JSON deeper than ${MAX_JSON_DEPTH} levels`);
+        return JSON.parse(text) as never;
       },
       async tap(event: TapEvent) {
         const answer = await fetch(url, { method: "POST", headers, body: JSON.stringify(event), signal: AbortSignal.timeout(CALL_ABANDON_MS) });

@@ -3,6 +3,7 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { schemaErrors } from "../config/schema-errors.ts";
+import { jsonTextTooDeep, MAX_JSON_DEPTH } from "../http/json-depth.ts";
 import { NAME, SEMVER } from "./names.ts";
 
 export const PLUGIN_KINDS = ["auth", "hook", "exporter"] as const;
@@ -21,7 +22,9 @@ export type Manifest = Static<typeof Manifest>;
 export function parseManifest(bytes: Uint8Array): { ok: true; manifest: Manifest } | { ok: false; problems: string[] } {
   let value: unknown;
   try {
-    value = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+    const text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    if (jsonTextTooDeep(text)) return { ok: false, problems: [`manifest.json: nests JSON deeper than ${MAX_JSON_DEPTH} levels`] };
+    value = JSON.parse(text);
   } catch {
     return { ok: false, problems: ["manifest.json: not JSON"] };
   }

@@ -55,6 +55,7 @@ describe("each failing check alone is named, and the plugin is not accepted", ()
     ["an entry that is not listed", () => problemsOf({ entry: "main.js" }), /entry "main\.js": not a file listed in the manifest/],
     ["the wrong kind", () => problemsOf({ kind: "auth" }, { kind: "hook" }), /kind "auth": a hook plugin is needed here/],
     ["a manifest member missing", () => problemsOf({ manifest: { version: undefined } }), /manifest\.json \/version/],
+    ["a manifest nested past the JSON depth bound", () => problemsOf({ manifest: { deep: JSON.parse(`${"[".repeat(70)}${"]".repeat(70)}`) } }), /manifest\.json: nests JSON deeper than 64 levels/],
     ["a version that is not semver", () => problemsOf({ version: "1.0" }), /manifest\.json \/version/],
     ["a symlink", () => problemsOf({ extra: [{ name: "link", type: "symlink", linkname: "/etc/passwd" }] }), /entry "link": a symlink entry/],
     ["a hardlink", () => problemsOf({ extra: [{ name: "hard", type: "link", linkname: "index.js" }] }), /entry "hard": a link entry/],
