@@ -4,7 +4,8 @@
 // when a route has no sentence below.
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ADMIN_PREFIX, buildAdminApp } from "../src/admin/index.ts";
+import { ADMIN_PREFIX } from "../src/admin/index.ts";
+import { buildAdminApp } from "../src/admin/router.ts";
 import type { AdminDeps } from "../src/admin/deps.ts";
 import { openApiDocument } from "../src/admin/openapi.ts";
 import { createLogger } from "../src/telemetry/logger.ts";

@@ -1,7 +1,6 @@
 // Wires both planes from their dependencies: no globals, so tests build apps around any snapshot.
 import { adminFetch } from "./admin/index.ts";
 import type { AdminDeps } from "./admin/deps.ts";
-import { reloadConfigFile } from "./admin/config-changes.ts";
 import type { ReloadFile } from "./admin/reload-signal.ts";
 import { dataHandlers } from "./dataplane/index.ts";
 import { InboundLimit } from "./dataplane/inbound-limit.ts";
@@ -71,7 +70,8 @@ export async function buildApps(deps: AppDeps, random: () => number = Math.rando
   // Both routers are built on first use; the boot calls this once the listeners have served their first requests.
   const warm = () => (data.warm(), admin.fetch.warm());
   // SIGHUP's reload (main.ts): POST /config/reload's audited change, with the signal as its principal.
-  const reloadFile: ReloadFile = (principal, refused) => reloadConfigFile(adminDeps, principal, undefined, refused);
+  // Loaded with the admin router (admin/router.ts), not at start.
+  const reloadFile: ReloadFile = async (principal, refused) => (await import("./admin/config-changes.ts")).reloadConfigFile(adminDeps, principal, undefined, refused);
   return { data, admin, warm, routing, health, metering: groups.metering, reloadFile, hooks };
 }
 

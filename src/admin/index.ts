@@ -3,22 +3,9 @@
 import { ADMIN_MODULES, authenticateAdmin, type AdminPrincipal } from "../auth/admin-chain.ts";
 import type { Snapshot } from "../config/snapshot.ts";
 import { errorResponse } from "../http/errors.ts";
-import { listenerApp } from "../http/elysia.ts";
-import { auditController } from "./audit.ts";
-import { authController } from "./auth.ts";
-import { configController } from "./config.ts";
-import { configChangesController } from "./config-changes.ts";
-import { settingsController } from "./settings.ts";
-import { restartController } from "./restart.ts";
 import type { AdminDeps } from "./deps.ts";
-import { infoController } from "./info.ts";
-import { groupsController } from "./groups.ts";
-import { hooksController } from "./hooks.ts";
-import { keysController } from "./keys.ts";
-import { pluginsController } from "./plugins.ts";
-import { usageController } from "./usage.ts";
+import type { AdminRouter } from "./router.ts";
 import { rememberPrincipal } from "./principal.ts";
-import { openApiDocument } from "./openapi.ts";
 import { isMutation } from "./scopes.ts";
 import { siteRefusal, type BoundListener } from "./origin.ts";
 import { allowOrigin, isPreflight, preflight } from "../http/cors.ts";
@@ -33,22 +20,6 @@ import { rootPage } from "../http/root-page.ts";
 export const ADMIN_PREFIX = "/api/v1/admin";
 const ADMIN_METHODS = "GET, POST, PUT, PATCH, DELETE, OPTIONS";
 
-
-interface RouteLike {
-  readonly method: string;
-  readonly path: string;
-  readonly hooks?: { readonly body?: unknown; readonly detail?: { readonly requestBody?: unknown } };
-}
-
-/**
- * Each mutation that declares no request body (revoke, delete, restart), from the same declarations the
- * OpenAPI document shows, so a body such a route would ignore is refused rather than dropped.
- */
-function bodylessRoutes(routes: readonly RouteLike[]): { readonly method: string; readonly path: string; readonly match: RegExp }[] {
-  return routes
-    .filter((r) => isMutation(r.method, r.path.slice(ADMIN_PREFIX.length)) && r.hooks?.body === undefined && r.hooks?.detail?.requestBody === undefined)
-    .map((r) => ({ method: r.method, path: r.path.slice(ADMIN_PREFIX.length), match: new RegExp(`^${r.path.replace(/:[A-Za-z_]+/g, "[^/]+")}/?$`) }));
-}
 
 /** Undefined when the body is absent, empty or `{}`; else the 400 naming the route. */
 async function unwantedBody(request: Request, route: { method: string; path: string }): Promise<Response | undefined> {
@@ -76,25 +47,6 @@ async function bodyWithin(request: Request, timeoutMs: number): Promise<Request 
     if (error instanceof BodyTooLargeError) return closeConnection(errorResponse("invalid_request", error.message, { status: 413 }));
     return errorResponse("invalid_request", "request body could not be read");
   }
-}
-
-export function buildAdminApp(deps: AdminDeps) {
-  let document: object | undefined;
-  const app = listenerApp("admin", deps.logger, { prefix: ADMIN_PREFIX })
-    .use(infoController(deps))
-    .use(configController(deps))
-    .use(configChangesController(deps))
-    .use(settingsController(deps))
-    .use(restartController(deps))
-    .use(authController(deps))
-    .use(auditController(deps))
-    .use(keysController(deps))
-    .use(groupsController(deps))
-    .use(hooksController(deps))
-    .use(pluginsController(deps))
-    .use(usageController(deps));
-  // Built from the finished route table on first read, then kept: routes do not change at run time.
-  return app.get("/openapi.json", () => (document ??= openApiDocument(app.routes, ADMIN_PREFIX)));
 }
 
 /** Key, group and usage endpoints: what a governance deployment never opens to an anonymous caller. */
@@ -153,16 +105,12 @@ function isRootPath(request: Request): boolean {
 }
 
 export function adminFetch(deps: AdminDeps): AdminFetch {
-  // The router (every controller and its schemas, ~4 ms) is built on first use or by `warm`, not before
-  // the listeners are up: a cold start waited for it though its first request is never an admin one.
-  let router: { app: ReturnType<typeof buildAdminApp>; handle: (request: Request) => Response | Promise<Response> } | undefined;
-  const routed = () => {
-    if (router) return router;
-    const app = buildAdminApp(deps);
-    return (router = { app, handle: app.fetch });
-  };
-  const handle = (request: Request) => routed().handle(request);
-  let bodyless: ReturnType<typeof bodylessRoutes> | undefined;
+  // The router (Elysia, every controller and its schemas) is loaded and built on first use or by `warm`,
+  // not at start: a cold start paid for evaluating those modules (~3 ms) and for building the router
+  // (~4 ms) though its first request is never an admin one. The guard below is all loaded at start.
+  let router: Promise<AdminRouter> | undefined;
+  const routed = () => (router ??= import("./router.ts").then((loaded) => loaded.adminRouter(deps)));
+  const handle = async (request: Request) => (await routed()).handle(request);
   const rates = new AdminRateLimit(deps.now);
   // The listener as bound at boot (admin_listen is restart-only); its port is the server's own (0 = OS-chosen).
   const bound = deps.holder.current.listeners.admin;
@@ -212,8 +160,7 @@ export function adminFetch(deps: AdminDeps): AdminFetch {
     rememberPrincipal(request, principal);
     if (!mutation) return handle(request);
     const scope = { recorded: false, credential: principal.credential };
-    bodyless ??= bodylessRoutes(routed().app.routes as readonly RouteLike[]);
-    const route = bodyless.find((r) => r.method === request.method && r.match.test(pathname));
+    const route = (await routed()).bodyless.find((r) => r.method === request.method && r.match.test(pathname));
     const response = await auditScope.run(scope, async () => (route && (await unwantedBody(request, route))) || handle(request));
     // A mutation refused before its handler ran (a body that is not JSON, an unknown route) is still an attempt.
     if (!scope.recorded && response.status !== 404 && response.status !== 405) await attempted(request.method, pathname, principal, response.status < 400 ? "applied" : "rejected");

@@ -121,11 +121,8 @@ export function usageMember(bytes: Uint8Array): unknown {
   const view = asBuffer(bytes);
   const key = view.lastIndexOf(USAGE_KEY);
   const open = key > 0 && view[key - 1] !== BACKSLASH ? objectAfterColon(view, key + USAGE_KEY.length) : -1;
-  const close = open === -1 ? -1 : objectEnd(view, open);
-  if (close !== -1) {
-    const usage = parseOrUndefined(view.toString("utf8", open, close + 1));
-    if (usage !== undefined) return { usage };
-  }
+  const usage = open === -1 ? undefined : objectAt(view, open);
+  if (usage !== undefined && usage !== CUT_OFF) return { usage };
   return parseOrUndefined(utf8.decode(view));
 }
 
@@ -257,15 +254,52 @@ function objectUnder(bytes: Buffer, key: Buffer, last: boolean, outer: boolean):
   while (at !== -1) {
     const open = at > 0 && bytes[at - 1] !== BACKSLASH ? objectAfterColon(bytes, at + key.length) : -1;
     if (open !== -1) {
-      const close = objectEnd(bytes, open);
-      if (close !== -1) {
-        const parsed = parseOrUndefined(bytes.toString("utf8", open, close + 1));
-        if (parsed !== undefined) return parsed;
-      } else if (outer && !last) return UNSURE;
+      const parsed = objectAt(bytes, open);
+      if (parsed === CUT_OFF) {
+        if (outer && !last) return UNSURE;
+      } else if (parsed !== undefined) return parsed;
     }
     at = last ? (at > 0 ? bytes.lastIndexOf(key, at - 1) : -1) : bytes.indexOf(key, at + 1);
   }
   return outer ? UNSURE : undefined;
+}
+
+/** The bytes end before the object closes. */
+const CUT_OFF = Symbol("cut off");
+
+/**
+ * The object opened at `open`, parsed; CUT_OFF when the bytes end before it closes, undefined when it does
+ * not parse. Usage objects hold no brace inside a string, so the end is first found by counting braces with
+ * the native search (a third of reading byte by byte), and the parse proves it: a JSON object's text can
+ * end at one place only, so a slice that parses is the whole object. Only when it does not is the end read
+ * byte by byte, strings skipped.
+ */
+function objectAt(bytes: Buffer, open: number): unknown {
+  const counted = braceEnd(bytes, open);
+  if (counted !== -1) {
+    const parsed = parseOrUndefined(bytes.toString("utf8", open, counted + 1));
+    if (parsed !== undefined) return parsed;
+  }
+  const close = objectEnd(bytes, open);
+  if (close === -1) return CUT_OFF;
+  return close === counted ? undefined : parseOrUndefined(bytes.toString("utf8", open, close + 1));
+}
+
+/** The `}` where the braces opened from `open` balance, strings not told apart; -1 when they never do. Linear: each search starts past the last. */
+function braceEnd(bytes: Buffer, open: number): number {
+  let depth = 1;
+  let from = open + 1;
+  let nextOpen = bytes.indexOf(OPEN, from);
+  for (;;) {
+    const close = bytes.indexOf(CLOSE, from);
+    if (close === -1) return -1;
+    while (nextOpen !== -1 && nextOpen < close) {
+      depth++;
+      nextOpen = bytes.indexOf(OPEN, nextOpen + 1);
+    }
+    if (--depth === 0) return close;
+    from = close + 1;
+  }
 }
 
 /**

@@ -85,6 +85,23 @@ export function reservationFor(pricing: Pricing, pool: Pool, body: Record<string
   // A reservation always holds at least one token, even for an empty body.
   const sizeTokens = Math.max(1, estimateTokens(bodyBytes ?? JSON.stringify(body).length));
   const input = Math.ceil(sizeTokens * inputScale);
+  const { inputRate, outputRate } = dearestRates(pricing, pool);
+  return { tokens: input + output, spendMicros: Math.round(input * inputRate + output * outputRate), sizeTokens };
+}
+
+interface PoolRates {
+  readonly pricing: Pricing;
+  readonly inputRate: number;
+  readonly outputRate: number;
+}
+
+/** Per pool (a snapshot's pools are new objects), its lanes' dearest rates under the card they were read from. */
+const ratesByPool = new WeakMap<Pool, PoolRates>();
+
+/** The dearest input and output rates among the pool's lanes: read once per pool and rate card, not per request. */
+function dearestRates(pricing: Pricing, pool: Pool): PoolRates {
+  const known = ratesByPool.get(pool);
+  if (known !== undefined && known.pricing === pricing) return known;
   let inputRate = 0;
   let outputRate = 0;
   for (const { lane } of pool.members) {
@@ -93,5 +110,7 @@ export function reservationFor(pricing: Pricing, pool: Pool, body: Record<string
     inputRate = Math.max(inputRate, rate.input, rate.cache_creation ?? 0);
     outputRate = Math.max(outputRate, rate.output);
   }
-  return { tokens: input + output, spendMicros: Math.round(input * inputRate + output * outputRate), sizeTokens };
+  const rates = { pricing, inputRate, outputRate };
+  ratesByPool.set(pool, rates);
+  return rates;
 }

@@ -172,11 +172,11 @@ export class LimitEngine {
   /**
    * Admission of one request of `group` to `pool`, counting it in every bucket when admitted and
    * reserving `estimate()` (called only when a token or budget cap needs it) until the request ends.
+   * `now`: the caller's reading of the clock, when it has one (one per request).
    */
-  admit(group: string, pool: string, pricing: Pricing, estimate?: () => Reservation): AdmitResult {
+  admit(group: string, pool: string, pricing: Pricing, estimate?: () => Reservation, now = this.now()): AdmitResult {
     const plan = this.plan(group, pool);
     if (plan.refusal) return { ok: false, error: plan.refusal };
-    const now = this.now();
     for (const bucket of plan.buckets) bucket.roll(now);
     // Budget first: an exhausted budget outlasts any rate window, so it is the answer worth giving.
     for (const { group: owner, limit, bucket } of plan.checks) {

@@ -173,13 +173,13 @@ export class Metering {
     if (this.#unavailable && this.#outbox.length + this.#rows >= this.#keptMax && this.#deps.onUnavailable !== "fail_open") return { ok: false, error: STORE_FULL };
     let admission: Admission | undefined;
     const group = principal.group ?? null;
+    const now = this.now();
     if (group !== null) {
       const estimate = shape && (() => reservationFor(this.pricing(), shape.pool, shape.body, shape.bodyBytes, requestedMaxOutput(shape.body) ?? this.outputs.of(pool), this.inputScales.of(pool)));
-      const admitted = this.#deps.limits.admit(group, pool, this.pricing(), estimate);
+      const admitted = this.#deps.limits.admit(group, pool, this.pricing(), estimate, now);
       if (!admitted.ok) return admitted;
       admission = admitted.admission;
     }
-    const now = this.now();
     const totals = this.totalsOf(principal.id, group, principal.labels ?? {});
     totals.spendMicros += spendMicros(this.pricing(), model, ZERO_TIERS, 1);
     this.add(now, principal.id, group, pool, model, 1, ZERO_TIERS);

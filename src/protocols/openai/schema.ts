@@ -188,7 +188,6 @@ export const check = checkers({
   namedChoice: NamedToolChoice,
   allowedTools: AllowedToolsChoice,
   jsonSchema: JsonSchemaFormat,
-  usage: WireUsage,
   completion: ChatCompletion,
   chunk: ChatCompletionChunk,
   errorBody: WireErrorBody,

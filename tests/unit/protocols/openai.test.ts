@@ -601,3 +601,13 @@ describe("adapter surface", () => {
     expect(openai.streamHeaders["content-type"]).toStartWith("text/event-stream");
   });
 });
+
+describe("usageFromResponse (metering a same-protocol answer)", () => {
+  test("reads each member on its own: cached and reasoning tokens split out, a member of the wrong type counts 0, no object is no usage", () => {
+    const usage = { prompt_tokens: 57, completion_tokens: 47, prompt_tokens_details: { cached_tokens: 7 }, completion_tokens_details: { reasoning_tokens: 5 } };
+    expect(openai.usageFromResponse({ usage })).toEqual({ inputNoCache: 50, inputCacheRead: 7, inputCacheWrite: 0, output: 47, outputReasoning: 5 });
+    expect(openai.usageFromResponse({ usage: { prompt_tokens: "57", completion_tokens: 47, prompt_tokens_details: 3 } })).toEqual({ inputNoCache: 0, inputCacheRead: 0, inputCacheWrite: 0, output: 47, outputReasoning: 0 });
+    expect(openai.usageFromResponse({ usage: { prompt_tokens: -4, completion_tokens: Number.NaN } })).toMatchObject({ inputNoCache: 0, output: 0 });
+    for (const body of [{}, { usage: null }, { usage: 5 }, { usage: [1, 2] }, null, "usage"]) expect(openai.usageFromResponse(body)).toBeUndefined();
+  });
+});
