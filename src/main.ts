@@ -257,12 +257,16 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
   // The routers are not needed by the first requests; they are built once those have had their turn.
   // Then the JIT gets its normal tier-up thresholds back (the binary starts with them raised: build.ts).
   // The policy is restored whatever warming does: a binary left with raised thresholds stays slow for good.
+  // The admin router is loaded by import(), so the policy waits for it: built under the normal policy,
+  // Elysia's composition was compiled by the JIT and the idle process held ~10 MB more.
   setTimeout(() => {
+    let warming: Promise<void>;
     try {
-      apps.warm();
-    } finally {
-      Bun.unsafe.setJITPolicy(1);
+      warming = apps.warm();
+    } catch {
+      warming = Promise.resolve();
     }
+    void warming.finally(() => Bun.unsafe.setJITPolicy(1));
   }, WARM_DELAY_MS).unref();
   return shutdown.exit;
 }

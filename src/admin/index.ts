@@ -86,7 +86,7 @@ export function attemptedAction(method: string, pathname: string): { action: str
 
 export type AdminFetch = ((request: Request, server?: Pick<Server<undefined>, "requestIP" | "port">) => Response | Promise<Response>) & {
   /** Builds the router now if nothing has yet: the boot calls it once the listeners are up and it is idle. */
-  readonly warm: () => void;
+  readonly warm: () => Promise<void>;
 };
 
 /** `GET /` on the admin listener: where the API and its description are; the console will sit at /ui (design/console.md). */
@@ -135,7 +135,8 @@ export function adminFetch(deps: AdminDeps): AdminFetch {
     if (isPreflight(request)) return preflight(request, origin, ADMIN_METHODS);
     return allowOrigin(await answer(request, snapshot), origin);
   };
-  return Object.assign(fetch, { warm: () => void routed() });
+  // Settles once the router is built (or could not be): the boot restores the JIT policy only then.
+  return Object.assign(fetch, { warm: () => routed().then(() => undefined, () => undefined) });
   async function answer(sent: Request, snapshot: Snapshot): Promise<Response> {
     const admitted = authenticateAdmin(snapshot, sent.headers);
     const principal = admitted && governanceGuard(snapshot, sent, admitted);
