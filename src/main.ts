@@ -258,7 +258,7 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
   // Then the JIT gets its normal tier-up thresholds back (the binary starts with them raised: build.ts).
   // The policy is restored whatever warming does: a binary left with raised thresholds stays slow for good.
   // The admin router is loaded by import(), so the policy waits for it: built under the normal policy,
-  // Elysia's composition was compiled by the JIT and the idle process held ~10 MB more.
+  // Elysia's composition was compiled by the JIT and the idle process held ~5 MB more.
   setTimeout(() => {
     let warming: Promise<void>;
     try {

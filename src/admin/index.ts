@@ -106,7 +106,7 @@ function isRootPath(request: Request): boolean {
 
 export function adminFetch(deps: AdminDeps): AdminFetch {
   // The router (Elysia, every controller and its schemas) is loaded and built on first use or by `warm`,
-  // not at start: a cold start paid for evaluating those modules (~3 ms) and for building the router
+  // not at start: a cold start paid for evaluating those modules (1-1.5 ms) and for building the router
   // (~4 ms) though its first request is never an admin one. The guard below is all loaded at start.
   let router: Promise<AdminRouter> | undefined;
   const routed = () => (router ??= import("./router.ts").then((loaded) => loaded.adminRouter(deps)));
