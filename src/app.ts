@@ -9,6 +9,7 @@ import { withCors } from "./http/cors.ts";
 import { errorResponse } from "./http/errors.ts";
 import { ingressFor } from "./dataplane/routes.ts";
 import { irError } from "./ir/index.ts";
+import { loadAll } from "./protocols/registry.ts";
 import { laneProbe } from "./dataplane/probe.ts";
 import { HealthProber } from "./routing/health.ts";
 import { RoutingState } from "./routing/state.ts";
@@ -67,8 +68,12 @@ export async function buildApps(deps: AppDeps, random: () => number = Math.rando
   const inbound = new InboundLimit(deps.holder.current.config.limits?.max_inbound_concurrent ?? 4096);
   const data = withCors(dataHandlers({ ...deps, metrics, routing, auth: governance.ingressAuth, metering: groups.metering, inbound, hooks }), () => deps.holder.current, foreignOrigin);
   const admin = { fetch: adminFetch(adminDeps), routes: {}, tooLarge: defaultTooLarge };
-  // Both routers are built on first use; the boot calls this once the listeners have served their first requests.
-  const warm = () => (data.warm(), admin.fetch.warm());
+  // Both routers are built, and the protocols no request has needed yet loaded, on first use; the boot
+  // calls this once the listeners have served their first requests.
+  const warm = () => {
+    loadAll();
+    return Promise.all([data.warm(), admin.fetch.warm()]).then(() => undefined);
+  };
   // SIGHUP's reload (main.ts): POST /config/reload's audited change, with the signal as its principal.
   // Loaded with the admin router (admin/router.ts), not at start.
   const reloadFile: ReloadFile = async (principal, refused) => (await import("./admin/config-changes.ts")).reloadConfigFile(adminDeps, principal, undefined, refused);

@@ -2,14 +2,13 @@
 // that protocol's adapter and what the path itself says (Gemini and Bedrock put the model, and whether
 // to stream, in the path). Bodies are read by the pipeline (parse: "none"), so a malformed body is
 // answered in the protocol's own error shape, not the gateway's.
-import { controller } from "../http/elysia.ts";
 import { irError } from "../ir/index.ts";
-import { adapterFor } from "../protocols/registry.ts";
+import { adapterFor, hasAdapter } from "../protocols/registry.ts";
 import type { IngressContext, ProtocolAdapter, WireProtocol } from "../protocols/types.ts";
 import type { PipelineDeps } from "./exchange.ts";
 import { handleModelRequest } from "./pipeline.ts";
 
-type Params = Readonly<Record<string, string>>;
+export type Params = Readonly<Record<string, string>>;
 
 /** What one request to an ingress path is: the adapter that speaks to the caller, and the path's context. */
 type Resolved = { readonly adapter: ProtocolAdapter; readonly context: IngressContext } | { readonly adapter: ProtocolAdapter; readonly notFound: string };
@@ -108,42 +107,26 @@ export function methodNotAllowed(request: Request, answer: Response): Response {
 
 type Handler = (request: Request, params: Params) => Promise<Response>;
 
-function handlerFor(deps: PipelineDeps, route: IngressRoute, adapter: ProtocolAdapter): Handler {
+/** The adapter is looked up at the route's first request: the protocol's modules load then (registry.ts). */
+function handlerFor(deps: PipelineDeps, route: IngressRoute): Handler {
+  let adapter: ProtocolAdapter | undefined;
   const resolve = route.resolve;
-  if (!resolve) return (request) => handleModelRequest(deps, adapter, request);
+  if (!resolve) return (request) => handleModelRequest(deps, (adapter ??= adapterFor(route.protocol)!), request);
   return async (request, params) => {
-    const resolved = resolve(adapter, params, request.url);
+    const resolved = resolve((adapter ??= adapterFor(route.protocol)!), params, request.url);
     if ("notFound" in resolved) return resolved.adapter.encodeError(irError("not_found", resolved.notFound));
     return handleModelRequest(deps, resolved.adapter, request, { context: resolved.context });
   };
 }
 
 /** Pattern -> handler for every ingress route whose protocol this build has an adapter for. */
-function ingressHandlers(deps: PipelineDeps): Record<string, Handler> {
+export function ingressHandlers(deps: PipelineDeps): Record<string, Handler> {
   const handlers: Record<string, Handler> = {};
-  for (const route of INGRESS_ROUTES) {
-    const adapter = adapterFor(route.protocol);
-    if (adapter) handlers[route.path] = handlerFor(deps, route, adapter);
-  }
+  for (const route of INGRESS_ROUTES) if (hasAdapter(route.protocol)) handlers[route.path] = handlerFor(deps, route);
   return handlers;
 }
 
 /** The handlers for Bun's native router (http/serve.ts `routes`), which hands path parameters on the request. */
 export function protocolHandlers(deps: PipelineDeps): Record<string, (request: Request) => Promise<Response>> {
   return Object.fromEntries(Object.entries(ingressHandlers(deps)).map(([path, handler]) => [path, (request: Request) => handler(request, (request as Request & { params?: Params }).params ?? {})]));
-}
-
-/**
- * The same handlers in the app router. The listener serves these paths from Bun's native router first;
- * the app keeps them so in-process use and 405/Allow see every route.
- */
-export function protocolRoutes(deps: PipelineDeps) {
-  let app = controller("dataplane.protocols");
-  for (const [path, handler] of Object.entries(ingressHandlers(deps))) app = app.post(path, ({ request, params }) => handler(request, params as Params), { parse: "none" });
-  // Codex CLI first asks for the Responses WebSocket mode with a GET upgrade; a prompt non-101 answer
-  // sends it to plain HTTP streaming, which is what this gateway serves.
-  return app.get("/v1/responses", () => {
-    const refused = adapterFor("responses")!.encodeError(irError("invalid_request", "WebSocket mode is not served by this gateway; use POST /v1/responses (HTTP streaming)."));
-    return new Response(refused.body, { status: 426, headers: refused.headers });
-  });
 }

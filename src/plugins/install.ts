@@ -3,7 +3,6 @@
 // identical installed version is left as it is.
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { randomBytes } from "node:crypto";
 import { GatewayError } from "../http/errors.ts";
 import { MANIFEST } from "./check.ts";
 import type { Manifest } from "./manifest.ts";
@@ -37,7 +36,7 @@ export async function installPlugin(dir: string, manifest: Manifest, files: Read
   const manifestBytes = files.get(MANIFEST)!;
   if (await alreadyInstalled(path, manifestBytes)) return { path, written: false };
   await mkdir(dirname(path), { recursive: true });
-  const temp = join(dir, `.install-${randomBytes(8).toString("hex")}`);
+  const temp = join(dir, `.install-${Buffer.from(crypto.getRandomValues(new Uint8Array(8))).toString("hex")}`);
   try {
     for (const [relative, bytes] of files) {
       const target = join(temp, relative);
