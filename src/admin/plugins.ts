@@ -1,7 +1,7 @@
 // Signed plugins on the admin plane: POST /plugins/inspect (a dry run: every check, nothing written,
 // read-only scope) and POST /plugins (the same checks, then the install; full scope; audited
 // `plugin.install`). A plugin with any problem is a 400 naming every problem.
-import { rm } from "node:fs/promises";
+import { fsPromises } from "../store/fs-promises.ts";
 import { jsonController } from "../http/elysia.ts";
 import { GatewayError } from "../http/errors.ts";
 import type { InspectedPlugin } from "../plugins/index.ts";
@@ -38,7 +38,7 @@ async function install(deps: AdminDeps, request: Request, inspected: InspectedPl
       throw new GatewayError("internal", `the plugin could not be written under plugins.dir: ${(error as Error).message}`);
     }
     return {
-      undo: async () => void (installed.written && (await rm(installed.path, { recursive: true, force: true }))),
+      undo: async () => void (installed.written && (await fsPromises().rm(installed.path, { recursive: true, force: true }))),
       apply: () => ({ ...inspected.view, installed: true as const, path: installed.path }),
     };
   };

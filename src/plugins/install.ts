@@ -1,7 +1,7 @@
 // Writing an accepted plugin: into a temp folder inside plugins.dir (same filesystem), then one rename
 // into `<publisher>/<name>/<version>/`. A failure removes the temp folder, so nothing is left; an
 // identical installed version is left as it is.
-import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { fsPromises } from "../store/fs-promises.ts";
 import { dirname, join } from "node:path";
 import { GatewayError } from "../http/errors.ts";
 import { MANIFEST } from "./check.ts";
@@ -17,7 +17,7 @@ export interface Installed {
 /** The installed version's manifest bytes, or undefined when that version is not installed. */
 async function installedManifest(path: string): Promise<Uint8Array | undefined> {
   try {
-    return await readFile(join(path, MANIFEST));
+    return await fsPromises().readFile(join(path, MANIFEST));
   } catch {
     return undefined;
   }
@@ -35,16 +35,16 @@ export async function installPlugin(dir: string, manifest: Manifest, files: Read
   const path = versionDir(dir, manifest.publisher, manifest.name, manifest.version);
   const manifestBytes = files.get(MANIFEST)!;
   if (await alreadyInstalled(path, manifestBytes)) return { path, written: false };
-  await mkdir(dirname(path), { recursive: true });
+  await fsPromises().mkdir(dirname(path), { recursive: true });
   const temp = join(dir, `.install-${Buffer.from(crypto.getRandomValues(new Uint8Array(8))).toString("hex")}`);
   try {
     for (const [relative, bytes] of files) {
       const target = join(temp, relative);
-      await mkdir(dirname(target), { recursive: true });
-      await writeFile(target, bytes, { mode: 0o644 });
+      await fsPromises().mkdir(dirname(target), { recursive: true });
+      await fsPromises().writeFile(target, bytes, { mode: 0o644 });
     }
     try {
-      await rename(temp, path);
+      await fsPromises().rename(temp, path);
     } catch (error) {
       // Another install of the same version got there first.
       if (await alreadyInstalled(path, manifestBytes)) return { path, written: false };
@@ -52,6 +52,6 @@ export async function installPlugin(dir: string, manifest: Manifest, files: Read
     }
     return { path, written: true };
   } finally {
-    await rm(temp, { recursive: true, force: true });
+    await fsPromises().rm(temp, { recursive: true, force: true });
   }
 }

@@ -1,6 +1,6 @@
 // Installed plugins on disk: `<plugins.dir>/<publisher>/<name>/<version>/`, read back whole so the
 // same checks as at install run again before anything is imported.
-import { lstat, readdir, readFile } from "node:fs/promises";
+import { fsPromises } from "../store/fs-promises.ts";
 import { join } from "node:path";
 import { byVersionDescending, SEMVER } from "./names.ts";
 
@@ -10,7 +10,7 @@ export const versionDir = (dir: string, publisher: string, name: string, version
 export async function installedVersions(dir: string, publisher: string, name: string): Promise<string[]> {
   let entries: string[];
   try {
-    entries = await readdir(join(dir, publisher, name));
+    entries = await fsPromises().readdir(join(dir, publisher, name));
   } catch {
     return [];
   }
@@ -25,11 +25,11 @@ export async function readInstalled(folder: string): Promise<{ files: Map<string
   const files = new Map<string, Uint8Array>();
   const problems: string[] = [];
   const walk = async (relative: string): Promise<void> => {
-    for (const entry of await readdir(join(folder, relative))) {
+    for (const entry of await fsPromises().readdir(join(folder, relative))) {
       const path = relative === "" ? entry : `${relative}/${entry}`;
-      const stat = await lstat(join(folder, path));
+      const stat = await fsPromises().lstat(join(folder, path));
       if (stat.isDirectory()) await walk(path);
-      else if (stat.isFile()) files.set(path, await readFile(join(folder, path)));
+      else if (stat.isFile()) files.set(path, await fsPromises().readFile(join(folder, path)));
       else problems.push(`${JSON.stringify(path)}: not a regular file`);
     }
   };

@@ -5,9 +5,9 @@
 // agents' virtual key, and nothing left loopback: the whole matrix (imitations, gateway, CLIs) runs in a
 // fresh network namespace that has only a loopback interface. The CLIs are installed on first run.
 import { beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { tempDir } from "../support/temp.ts";
 import { startStack } from "./harness.ts";
 import { ensureAgents } from "./install.ts";
 import { MATRIX, PLAIN_ANSWER, type Outcome } from "./matrix.ts";
@@ -20,7 +20,7 @@ let isolatedIn = "";
 
 beforeAll(() => {
   ensureAgents();
-  const out = join(mkdtempSync(join(tmpdir(), "agents-matrix-")), "outcomes.json");
+  const out = join(tempDir("agents-matrix-"), "outcomes.json");
   const program = `${process.execPath} ${join(import.meta.dir, "matrix.ts")} ${out}`;
   // Loopback only: `ip link set lo up` in the new namespace, then the matrix; anything else is unreachable.
   const argv = canIsolate ? ["unshare", "-n", "sh", "-c", `ip link set lo up && ip -o link show | wc -l && exec ${program}`] : ["sh", "-c", program];

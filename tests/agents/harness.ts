@@ -2,9 +2,10 @@
 // vendor: the imitation (tests/support/upstreams) checks every request as strictly as the vendor would
 // and answers as scripted; the gateway routes the agent's own model names by `*` pool patterns. Every
 // run has a fresh HOME and working directory, `</dev/null` as stdin, and no route off loopback.
-import { mkdtempSync, mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { tempDir } from "../support/temp.ts";
 import { LISTEN_ANY, startGateway, type RunningGateway } from "../support/gateway.ts";
 import { startAnthropicUpstream } from "../support/upstreams/anthropic.ts";
 import type { Behaviour, Upstream } from "../support/upstreams/common.ts";
@@ -97,8 +98,8 @@ export interface AgentRun {
 
 /** A fresh HOME and working directory holding the file the agent may be asked to read. */
 function freshDirs(): { home: string; work: string } {
-  const home = mkdtempSync(join(tmpdir(), "agent-home-"));
-  const work = mkdtempSync(join(tmpdir(), "agent-work-"));
+  const home = tempDir("agent-home-");
+  const work = tempDir("agent-work-");
   writeFileSync(join(work, FILE_NAME), `${SECRET_LINE}\n`);
   return { home, work };
 }

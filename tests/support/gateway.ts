@@ -1,7 +1,8 @@
 // Starts the real built binary (dist/gateway) as a child process, on ports the OS picks (port 0), and
 // reads the addresses it bound from its "gateway started" log line. Nothing of ours is mocked.
 import type { Subprocess } from "bun";
-import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
+import { tempDir as makeTempDir } from "./temp.ts";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
@@ -22,7 +23,7 @@ export function baseEnv(extra: Record<string, string> = {}): Record<string, stri
   return { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", ...extra };
 }
 
-export const tempDir = (prefix = "gw-e2e-") => mkdtempSync(join(tmpdir(), prefix));
+export const tempDir = (prefix = "gw-e2e-") => makeTempDir(prefix);
 
 /** The base of every test config: both listeners on OS-chosen loopback ports, a throwaway store. */
 export const LISTEN_ANY = "listen: 127.0.0.1:0\nadmin_listen: 127.0.0.1:0\n";

@@ -1,12 +1,12 @@
 // Throwaway certificates for tests that need real TLS files: a CA, a server certificate for
 // 127.0.0.1 and a client certificate, made with openssl.
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { tempDir } from "./temp.ts";
 
 /** A directory holding ca.pem, cert.pem (signed by ca.pem, for 127.0.0.1/localhost), key.pem, client-cert.pem, client-key.pem. */
 export function makeTlsDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "gw-tls-"));
+  const dir = tempDir("gw-tls-");
   const run = (...args: string[]) => {
     const result = Bun.spawnSync(["openssl", ...args], { cwd: dir, stdout: "pipe", stderr: "pipe" });
     if (result.exitCode !== 0) throw new Error(`openssl ${args[0]} failed: ${result.stderr.toString()}`);

@@ -1,9 +1,9 @@
 // The audit log's commit (a change and its entry together or not at all) and its head anchor, over a
 // real sqlite store in a temporary directory.
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { tempDir } from "../support/temp.ts";
 import { AuditLog, auditHash, verifyAudit } from "../../src/governance/audit.ts";
 import { auditHeadPath, headText, readHead } from "../../src/store/audit-head.ts";
 import { SqliteAuditStore } from "../../src/store/audit.ts";
@@ -12,7 +12,7 @@ import { SqliteStore } from "../../src/store/sqlite.ts";
 const NOW = 1_800_000_000_000;
 
 function fresh() {
-  const path = join(mkdtempSync(join(tmpdir(), "gw-audit-")), "gateway.db");
+  const path = join(tempDir("gw-audit-"), "gateway.db");
   const store = SqliteStore.open(path);
   const audit = new SqliteAuditStore(store.database, auditHeadPath(path));
   return { path, store, audit, log: new AuditLog(audit, () => NOW) };
@@ -67,7 +67,7 @@ describe("head anchor", () => {
   });
 
   test("the anchor is read as node's readFile(path, \"utf8\") read it: a leading BOM is kept (so not a head), a directory is unreadable", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "gw-audit-head-"));
+    const dir = tempDir("gw-audit-head-");
     const path = join(dir, "head");
     const head = { seq: 7, hash: "a".repeat(64) };
     expect(await readHead(path)).toEqual({ state: "none" });

@@ -1,9 +1,9 @@
 // The command line read without node:util (cli.ts plainArgs) and through parseArgs give the same options
 // or the same error, over every short sequence of the words a command line is made of; --version's text.
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { tempDir } from "../support/temp.ts";
 import { overrideTree } from "../../src/config/listen.ts";
 import { gitCommit } from "../../scripts/compile.ts";
 import { VERSION, VERSION_LINE } from "../../src/version.ts";
@@ -81,7 +81,7 @@ describe("--version", () => {
   });
 
   test("the commit is git's short hash at build time, -dirty with changes, unknown outside a checkout", () => {
-    const dir = mkdtempSync(join(tmpdir(), "gw-commit-"));
+    const dir = tempDir("gw-commit-");
     try {
       expect(gitCommit(dir)).toBe("unknown");
       const git = (...args: string[]) => expect(Bun.spawnSync(["git", "-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd: dir, stdout: "ignore", stderr: "ignore" }).exitCode).toBe(0);

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { tempDir } from "../support/temp.ts";
 import { embeddedDefaultText } from "../../src/config/default.ts";
 import { checkConfig, loadConfigText, loadConfigTree, locateConfig, parseConfigText, type LoadResult } from "../../src/config/load.ts";
 import { readOverlay } from "../../src/config/overlay.ts";
@@ -148,7 +148,7 @@ describe("fail-loud startup cases", () => {
   });
 
   test("a TLS file that is not PEM is named", () => {
-    const dir = mkdtempSync(join(tmpdir(), "gw-cfg-"));
+    const dir = tempDir("gw-cfg-");
     writeFileSync(join(dir, "junk.pem"), "not a certificate");
     const tls = makeTlsDir();
     const errors = errorsOf(load(`tls: {cert_file: ${dir}/junk.pem, key_file: ${tls}/key.pem}\n`));
@@ -230,7 +230,7 @@ describe("secret references", () => {
   });
 
   test("{env:} and {file:} resolve; the value never shows in JSON or strings", () => {
-    const dir = mkdtempSync(join(tmpdir(), "gw-cfg-"));
+    const dir = tempDir("gw-cfg-");
     writeFileSync(join(dir, "admin-token"), "file-secret-value\n");
     const yaml = `auth:\n  admin_auth: [admin-tokens]\n  admin_tokens:\n    - {token: {env: ADMIN_T}, scope: read-only}\n    - {token: {file: ${dir}/admin-token}}\n`;
     const snapshot = okSnapshot(load(yaml, { ADMIN_T: "env-secret-value" }));
@@ -335,7 +335,7 @@ describe("the embedded default", () => {
   });
 
   test("used when there is no --config and no ./gateway.yaml", () => {
-    const empty = mkdtempSync(join(tmpdir(), "gw-cwd-"));
+    const empty = tempDir("gw-cwd-");
     expect(locateConfig(undefined, {}, empty)).toMatchObject({ source: "embedded default" });
     writeFileSync(join(empty, "gateway.yaml"), "listen: 127.0.0.1:1\n");
     expect(locateConfig(undefined, {}, empty)).toMatchObject({ source: join(empty, "gateway.yaml") });
@@ -394,7 +394,7 @@ pools:
 
 describe("the overlay file", () => {
   const overlayOf = (text: string) => {
-    const dir = mkdtempSync(join(tmpdir(), "gw-overlay-"));
+    const dir = tempDir("gw-overlay-");
     const path = join(dir, "gateway.overlay.yaml");
     writeFileSync(path, text);
     return readOverlay({ path, locked: false });

@@ -1,13 +1,13 @@
 // The docs-recipes test names each fenced block by its text: the same text is the same key, any edit a
 // new one, so an edited recipe cannot keep a classification it was never checked under.
 import { expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { tempDir } from "../support/temp.ts";
 import { blocksUnder, extractBlocks, firstLine } from "../support/doc-blocks.ts";
 
 function docs(text: string): string {
-  const root = mkdtempSync(join(tmpdir(), "gw-doc-blocks-"));
+  const root = tempDir("gw-doc-blocks-");
   mkdirSync(join(root, "docs"));
   writeFileSync(join(root, "README.md"), text);
   return root;

@@ -1,12 +1,12 @@
 import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { mkdtempSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { tempDir } from "../support/temp.ts";
 import { MIGRATIONS, type Migration } from "../../src/store/migrations.ts";
 import { SqliteStore, StoreOpenError } from "../../src/store/sqlite.ts";
 
-const freshPath = () => join(mkdtempSync(join(tmpdir(), "gw-store-")), "nested", "gateway.db");
+const freshPath = () => join(tempDir("gw-store-"), "nested", "gateway.db");
 const clock = () => 1_800_000_000;
 
 describe("sqlite store", () => {

@@ -1,9 +1,9 @@
 // docs/hooks.md "A complete example": the module as the guide prints it, imported from a file, created
 // through the hook runtime from the guide's own hook config, and asked as a request would ask it.
 import { afterAll, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { tempDir } from "../../support/temp.ts";
 import { loadConfigText } from "../../../src/config/load.ts";
 import { runGates } from "../../../src/hooks/gates.ts";
 import { HookRuntime } from "../../../src/hooks/runtime.ts";
@@ -14,7 +14,7 @@ import { blocksUnder } from "../../support/doc-blocks.ts";
 
 const ROOT = resolve(import.meta.dir, "../../..");
 const [moduleBlock, configBlock] = blocksUnder(ROOT, "docs/hooks.md", "A complete example");
-const dir = mkdtempSync(join(tmpdir(), "gw-hook-guide-"));
+const dir = tempDir("gw-hook-guide-");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 test("the guide's module runs through the runtime: reject, abstain, route", async () => {
