@@ -3,6 +3,7 @@
 // a non-2xx answer, an answer past MAX_ANSWER_BYTES, nested past MAX_JSON_DEPTH or not JSON is an error
 // (on_error applies).
 // As a tap it POSTs each event the same way (its answer is read and ignored).
+import { boundedText } from "../http/bounded-body.ts";
 import { jsonTextTooDeep, MAX_JSON_DEPTH } from "../http/json-depth.ts";
 import type { GateCall, HookModule, TapEvent } from "./types.ts";
 
@@ -37,7 +38,7 @@ export const httpGate: HookModule = {
           void answer.body?.cancel();
           throw new Error(`policy server answered ${answer.status}`);
         }
-        const text = await boundedText(answer);
+        const text = await boundedText(answer, MAX_ANSWER_BYTES, "policy answer");
         // The policy server is read like an upstream: bounded in size above, in nesting here.
         if (jsonTextTooDeep(text)) throw new Error(`policy answer nests JSON deeper than ${MAX_JSON_DEPTH} levels`);
         return JSON.parse(text) as never;
@@ -50,19 +51,3 @@ export const httpGate: HookModule = {
     };
   },
 };
-
-async function boundedText(answer: Response): Promise<string> {
-  if (!answer.body) return "";
-  const reader = answer.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (let read = await reader.read(); !read.done; read = await reader.read()) {
-    size += read.value.byteLength;
-    if (size > MAX_ANSWER_BYTES) {
-      void reader.cancel();
-      throw new Error(`policy answer over ${MAX_ANSWER_BYTES} bytes`);
-    }
-    chunks.push(read.value);
-  }
-  return Buffer.concat(chunks).toString("utf8");
-}
