@@ -57,3 +57,13 @@ export function awsCredential(kid: string, signingKey: string): { accessKeyId: s
   const id = mac(signingKey, `aws-access-key-id:${kid}`).toString("hex").toUpperCase();
   return { accessKeyId: `GWKA${id.slice(0, 16)}`, secretAccessKey: mac(signingKey, `aws-secret-access-key:${kid}`).toString("base64url").slice(0, 40) };
 }
+
+/**
+ * The key id of an identity's exchanged key in one generation (design/identity.md, "Exchanged keys"),
+ * derived from the signing key, so every exchange within a generation names the same key and, minted with
+ * the generation's expiry, the same token (mintToken is a function of id, subject, expiry and signing key).
+ * The shape of a minted key's random id; the identity and the generation cannot be read back from it.
+ */
+export function exchangedKeyId(identity: string, generation: number, signingKey: string): string {
+  return `key_${mac(signingKey, `exchanged-key-id:${generation}:${identity}`).toString("hex").slice(0, 24)}`;
+}
