@@ -15,6 +15,7 @@ import { statsRoutes } from "./stats.ts";
 import { modelsRoutes } from "./models.ts";
 import { ingressHandlers, SERVED_PATHS, type Params } from "./routes.ts";
 import { unknownRoute } from "./unknown.ts";
+import { identityRoutes } from "../identity/routes.ts";
 
 /** `GET /` on the data listener: the model paths it serves and where the docs are (src/http/root-page.ts). */
 const dataRootPage = rootPage({
@@ -32,6 +33,7 @@ export function buildDataApp(deps: DataPlaneDeps) {
     .use(modelsRoutes(deps.holder, deps.startedAt, deps.auth))
     .use(metricsRoutes(deps.holder, deps.metrics, deps.auth))
     .use(protocolRoutes(deps))
+    .use(identityRoutes())
     .use(directRoutes(deps));
 }
 
