@@ -246,7 +246,7 @@ Warnings are logged at startup but do not stop it: an empty \`auth.chain\` (open
 
 ## Authentication modules
 
-\`auth.chain\` accepts ${INGRESS_AUTH_MODULES.map(code).join(", ")} and \`auth.admin_auth\` accepts ${ADMIN_AUTH_MODULES.map(code).join(", ")}; both also accept the name of an \`identity-providers\` instance and of an auth plugin listed in \`plugins.fetch\`. A module that is known but **not compiled into this build** fails closed: startup warns, and the module admits nobody, so a request that only it would admit is refused. This build compiles in: ${COMPILED_AUTH_MODULES.map(code).join(", ")}.
+\`auth.chain\` accepts ${INGRESS_AUTH_MODULES.map(code).join(", ")} and \`auth.admin_auth\` accepts ${ADMIN_AUTH_MODULES.map(code).join(", ")}; both also accept the name of an \`identity-providers\` instance and of an auth plugin listed in \`plugins.fetch\`. A module that is known but **not compiled into this build** fails closed: startup warns, and the module admits nobody, so a request that only it would admit is refused. This build compiles in: ${COMPILED_AUTH_MODULES.map(code).join(", ")}. A config is refused, each error with its path, when a chain names \`oidc\` and no oidc identity provider is configured, names a forge provider (it signs people in to issue keys and verifies no request), or \`auth.admin_auth\` names a provider with \`max_admin_scope: none\`.
 
 ## The embedded default
 

@@ -4,6 +4,8 @@ import { ADMIN_AUTH_MODULES, IDENTITY_MODULES, INGRESS_AUTH_MODULES, pluginName 
 import { COMPILED_HOOKS, COMPILED_SETTINGS_PROBLEMS } from "../hooks/compiled.ts";
 import { HOOK_TERMINALS, NAME_PATTERN } from "./schema.ts";
 import type { Conceal } from "./schema-errors.ts";
+import { hasMark } from "./interpolate.ts";
+import type * as NodeCrypto from "node:crypto";
 
 type Bag = Record<string, unknown>;
 const bag = (value: unknown): Bag => (typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Bag) : {});
@@ -162,6 +164,9 @@ export function referenceErrors(root: unknown, conceal?: Conceal): string[] {
     const required = module === "oidc" ? ["issuer", "audience"] : module === "forge" ? ["client_id"] : [];
     for (const key of required) if (typeof settings[key] !== "string" || settings[key] === "") errors.push(`${at}.settings.${key}: required member missing`);
     if (module === "forge" && name !== "forge") errors.push(`${at}: a forge provider's instance name must be "forge"`);
+    if (idp.browser_login !== undefined && idp.browser_login !== null && !str(cfg.public_url)) errors.push(`${at}.browser_login: needs public_url (the base of the sign-in callback)`);
+    const ca = settings.ca_cert_pem;
+    if (typeof ca === "string" && !hasMark(ca) && !isCertificate(ca)) errors.push(`${at}.settings.ca_cert_pem: not a PEM certificate`);
   }
   for (const provider of Object.keys(bag(cfg.role_bindings))) {
     if (!(provider in idps)) errors.push(`role_bindings.${provider}: unknown identity provider ${quote(provider)}`);
@@ -178,6 +183,10 @@ export function referenceErrors(root: unknown, conceal?: Conceal): string[] {
       if (!allowed.includes(module) && !(module in idps) && !plugins.has(module)) {
         errors.push(`auth.${key}[${i}]: unknown auth module ${quote(module)} (known: ${allowed.join(", ")}, identity providers, plugins)`);
       }
+      const idp = module in idps ? bag(idps[module]) : undefined;
+      if (idp?.module === "forge") errors.push(`auth.${key}[${i}]: ${quote(module)} is a forge provider, which signs people in to issue keys and verifies no request (put keys in the chain)`);
+      if (key === "admin_auth" && idp?.max_admin_scope === "none") errors.push(`auth.${key}[${i}]: ${quote(module)} has max_admin_scope: none and never reaches the admin plane`);
+      if (module === "oidc" && !(module in idps) && !Object.values(idps).some((raw) => bag(raw).module === "oidc")) errors.push(`auth.${key}[${i}]: "oidc" stands for every oidc identity provider, and none is configured`);
     });
     return seen;
   };
@@ -242,4 +251,15 @@ function hookSourceErrors(at: string, hook: Record<string, unknown>, hooks: Reco
     chain.push(next!);
   }
   return errors;
+}
+
+/** Whether `pem` holds a certificate X.509 can read (node:crypto required here only: a builtin's import is hoisted into every start). */
+function isCertificate(pem: string): boolean {
+  if (!pem.includes("-----BEGIN CERTIFICATE-----")) return false;
+  try {
+    new (require("node:crypto") as typeof NodeCrypto).X509Certificate(pem);
+    return true;
+  } catch {
+    return false;
+  }
 }
