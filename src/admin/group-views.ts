@@ -2,14 +2,14 @@
 // KeyUsageView; gaps.md "Groups"). Request bodies are checked in the handler (admin/groups.ts), so a
 // refused body is audited like any other refused mutation.
 import { Type, type Static } from "@sinclair/typebox";
-import { LimitCfg, NAME_PATTERN } from "../config/schema.ts";
+import { GROUP_NAME_PATTERN, LimitCfg } from "../config/schema.ts";
 
 const Uint = Type.Integer({ minimum: 0 });
 const Int = Type.Integer();
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 // Spelled out: Elysia's response typing loses a union built from an array of literals.
 const Window = Type.Union([Type.Literal("minute"), Type.Literal("hour"), Type.Literal("day"), Type.Literal("month"), Type.Literal("total")]);
-const GroupName = Type.String({ pattern: NAME_PATTERN, "x-expected": "a group name of letters, digits and . _ @ - (at most 128)" });
+const GroupName = Type.String({ pattern: GROUP_NAME_PATTERN, "x-expected": "a group name of letters, digits and . _ @ - (at most 128), or a per-person leaf user:<sub>@<team> / forge:<login>@<team>" });
 
 /** POST /groups: gaps.md GroupCfg (a config-file group block plus its name). */
 export const GroupCfgBody = Type.Object(

@@ -8,7 +8,9 @@ const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T)
 // Bounds keep one request from storing megabytes per key (every key is held in memory and echoed on metrics).
 const PoolList = Type.Array(Type.String({ minLength: 1, maxLength: 128 }), { maxItems: 256, description: "pool names; [] = none" });
 const Labels = Type.Record(Type.String({ minLength: 1, maxLength: 64 }), Type.String({ maxLength: 256 }), { maxProperties: 32, description: "echoed onto the key's metric series" });
-const GroupName = Type.String({ minLength: 1, maxLength: 128 });
+// A per-person leaf (`user:<sub>@<team>`) runs longer than other names; the group's own pattern is checked
+// where it is provisioned (governance/groups.ts), and a named group must exist.
+const GroupName = Type.String({ minLength: 1, maxLength: 512 });
 const KeyName = Type.String({ minLength: 1, maxLength: 200 });
 
 export const CreateKeyReq = Type.Object(

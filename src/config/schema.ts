@@ -29,6 +29,13 @@ const INT32_MAX = 2 ** 31 - 1;
 const PRICE_MAX = 1_000_000_000;
 
 export const NAME_PATTERN = "^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$";
+/**
+ * A group's name over the admin API: a name as above, or a token exchange's per-person leaf
+ * `<identity>@<team>` (design/identity.md), the identity `user:<OIDC sub>` or `forge:<login>`; an OIDC sub
+ * is up to 255 printable ASCII characters. Admin paths take it percent-encoded. Every part is bounded, so
+ * matching stays linear enough on hostile input.
+ */
+export const GROUP_NAME_PATTERN = "^(?:[A-Za-z0-9][A-Za-z0-9._@-]{0,127}|(?:user|forge):[!-~]{1,255}@[A-Za-z0-9][A-Za-z0-9._@-]{0,127})$";
 const NameMap = <T extends TSchema>(value: T, description: string) =>
   Type.Record(Type.String({ pattern: NAME_PATTERN }), value, {
     description,

@@ -2,7 +2,7 @@
 // validation, the admin verbs (each committed with its audit entry, memory changed only after), and the
 // mint rules keys need (GroupResolver). Config-file groups are read-only through the API: the file is
 // their source of truth, and an API edit would be undone by the next reload. A config group wins over an API group of the same name (logged at rebuild).
-import { NAME_PATTERN } from "../config/schema.ts";
+import { GROUP_NAME_PATTERN } from "../config/schema.ts";
 import type { ConfigHolder, Snapshot } from "../config/snapshot.ts";
 import { GatewayError } from "../http/errors.ts";
 import type { GroupRecord, GroupStore } from "../store/groups.ts";
@@ -220,4 +220,4 @@ export class GroupService implements GroupResolver {
   }
 }
 
-const NAME = new RegExp(NAME_PATTERN);
+const NAME = new RegExp(GROUP_NAME_PATTERN);

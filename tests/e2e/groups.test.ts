@@ -201,6 +201,17 @@ describe("group CRUD", () => {
     expect((await post("/keys", { name: "x", group: "cfg-team-alice", parent: "crud-zzz" })).status).toBe(409);
     expect((await post("/keys", { name: "x", group: "never-made" })).status).toBe(400);
   });
+
+  test("a token exchange's per-person leaf name (user:<sub>@<team>) is a group name, read back percent-encoded", async () => {
+    const leafName = "user:auth0|5f3a@cfg-team";
+    const key = await mint(leafName, { parent: "cfg-team" });
+    expect(key.group_provisioned).toBe(true);
+    const leaf = await json(await admin(`/groups/${encodeURIComponent(leafName)}`));
+    expect(leaf).toMatchObject({ name: leafName, parent: "cfg-team", source: "api" });
+    expect((await post("/groups", { name: "forge:octocat@cfg-team", parent: "cfg-team" })).status).toBe(201);
+    // Other names keep the plain pattern: no spaces, no other prefix, nothing past the bounds.
+    for (const name of ["team a", "bot:x@cfg-team", `user:${"x".repeat(256)}@cfg-team`, "user:@cfg-team"]) expect((await post("/groups", { name, parent: "cfg-team" })).status).toBe(400);
+  });
 });
 
 describe("enforcement", () => {
