@@ -5,6 +5,7 @@ import type { Snapshot } from "../config/snapshot.ts";
 import { errorResponse } from "../http/errors.ts";
 import type { AdminDeps } from "./deps.ts";
 import type { AdminRouter } from "./router.ts";
+import { loadOnce } from "../http/load-once.ts";
 import { rememberPrincipal } from "./principal.ts";
 import { isMutation } from "./scopes.ts";
 import { siteRefusal, type BoundListener } from "./origin.ts";
@@ -108,8 +109,7 @@ export function adminFetch(deps: AdminDeps): AdminFetch {
   // The router (Elysia, every controller and its schemas) is loaded and built on first use or by `warm`,
   // not at start: a cold start paid for evaluating those modules (1-1.5 ms) and for building the router
   // (~4 ms) though its first request is never an admin one. The guard below is all loaded at start.
-  let router: Promise<AdminRouter> | undefined;
-  const routed = () => (router ??= import("./router.ts").then((loaded) => loaded.adminRouter(deps)));
+  const routed = loadOnce<AdminRouter>(async () => (await import("./router.ts")).adminRouter(deps));
   const handle = async (request: Request) => (await routed()).handle(request);
   const rates = new AdminRateLimit(deps.now);
   // The listener as bound at boot (admin_listen is restart-only); its port is the server's own (0 = OS-chosen).

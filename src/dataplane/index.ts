@@ -5,6 +5,7 @@ import type { PipelineDeps } from "./exchange.ts";
 import { irError } from "../ir/index.ts";
 import { closeConnection, defaultTooLarge, tooLargeMessage } from "../http/serve.ts";
 import { ingressFor, methodNotAllowed, protocolHandlers } from "./routes.ts";
+import { loadOnce } from "../http/load-once.ts";
 
 export interface DataPlaneDeps extends PipelineDeps {
   readonly holder: ConfigHolder;
@@ -25,8 +26,7 @@ export function dataTooLarge(limit: number, request: Request): Response {
  * start's first request, a model call, never needs it.
  */
 export function dataHandlers(deps: DataPlaneDeps) {
-  let app: Promise<DataApp> | undefined;
-  const routed = () => (app ??= import("./router.ts").then((loaded) => loaded.buildDataApp(deps)));
+  const routed = loadOnce<DataApp>(async () => (await import("./router.ts")).buildDataApp(deps));
   const fetch = async (request: Request) => {
     const answer = await (await routed()).fetch(request);
     return answer.status === 405 ? methodNotAllowed(request, answer) : answer;

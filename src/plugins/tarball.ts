@@ -2,19 +2,15 @@
 // Every problem is collected, not just the first: the operator fixes them in one round.
 import type * as Zlib from "node:zlib";
 import * as tar from "tar-stream";
+import { zlib } from "../transport/zlib.ts";
 
 export const MAX_TARBALL_BYTES = 10 * 1024 * 1024;
 /** The uncompressed tar, headers included: gunzip itself stops here, so a gzip bomb never inflates past it. */
 export const MAX_UNPACKED_BYTES = 50 * 1024 * 1024;
 export const MAX_FILES = 1000;
 
-/**
- * node:zlib is required here, not imported: the bundle hoists a builtin's import to the top of the
- * binary, so every start loaded zlib (~2 ms) though only a plugin install reads a tarball.
- */
 function gunzipAsync(tarball: Uint8Array, options: Zlib.ZlibOptions): Promise<Buffer> {
-  const { gunzip } = require("node:zlib") as typeof Zlib;
-  return new Promise((resolve, reject) => gunzip(tarball, options, (error, unpacked) => (error ? reject(error) : resolve(unpacked))));
+  return new Promise((resolve, reject) => zlib().gunzip(tarball, options, (error, unpacked) => (error ? reject(error) : resolve(unpacked))));
 }
 
 export interface TarContents {
