@@ -60,7 +60,7 @@ export async function buildApps(deps: AppDeps, random: () => number = Math.rando
   if (unloadable.length > 0) throw new HooksNotLoaded(unloadable);
   hooks.load(deps.holder.current);
   deps.holder.onSwap((next) => hooks.load(next));
-  const adminDeps: AdminDeps = { ...deps, keys: governance.keys, authCache: governance.cache, audit: governance.audit, groups: groups.groups, usage: groups.usage, hookRuntime: hooks };
+  const adminDeps: AdminDeps = { ...deps, keys: governance.keys, authCache: governance.cache, identity: governance.identity, audit: governance.audit, groups: groups.groups, usage: groups.usage, hookRuntime: hooks };
   groups.usage.registerMetrics(metrics.registry);
   // Started by the boot (main.ts), so apps built in tests run no timers.
   const health = new HealthProber(() => deps.holder.current, routing, laneProbe(deps.holder), deps.logger);

@@ -1,6 +1,6 @@
 // The admin plane under /api/v1/admin. The guard runs in front of the router, so every path (known,
 // unknown, or added later) is behind it by construction: nothing is answered before authentication.
-import { ADMIN_MODULES, authenticateAdmin, type AdminPrincipal } from "../auth/admin-chain.ts";
+import { adminTokenPrincipal, authenticateAdmin, type AdminPrincipal } from "../auth/admin-chain.ts";
 import type { Snapshot } from "../config/snapshot.ts";
 import { errorResponse } from "../http/errors.ts";
 import type { AdminDeps } from "./deps.ts";
@@ -60,7 +60,7 @@ const GOVERNANCE_PATH = new RegExp(`^${ADMIN_PREFIX}/(keys|groups|usage)(/|$)`);
  */
 function governanceGuard(snapshot: Snapshot, request: Request, principal: AdminPrincipal): AdminPrincipal | undefined {
   if (principal.id !== "anonymous" || !snapshot.auth.chain.includes("keys") || !GOVERNANCE_PATH.test(new URL(request.url).pathname)) return principal;
-  return ADMIN_MODULES["admin-tokens"]!(snapshot, request.headers);
+  return adminTokenPrincipal(snapshot, request.headers);
 }
 
 const NOUNS: Readonly<Record<string, string>> = { keys: "key", groups: "group", "admin-auth": "admin_auth", restart: "gateway", hooks: "hook", plugins: "plugin" };
@@ -138,7 +138,7 @@ export function adminFetch(deps: AdminDeps): AdminFetch {
   // Settles once the router is built (or could not be): the boot restores the JIT policy only then.
   return Object.assign(fetch, { warm: () => routed().then(() => undefined, () => undefined) });
   async function answer(sent: Request, snapshot: Snapshot): Promise<Response> {
-    const admitted = authenticateAdmin(snapshot, sent.headers);
+    const admitted = await authenticateAdmin(snapshot, sent.headers, { identity: deps.identity, cache: deps.authCache });
     const principal = admitted && governanceGuard(snapshot, sent, admitted);
     if (!principal) {
       // Not audited either: there is no principal to name, and anyone could fill the log.
@@ -147,6 +147,10 @@ export function adminFetch(deps: AdminDeps): AdminFetch {
       });
     }
     const pathname = new URL(sent.url).pathname;
+    if (principal.refusal !== undefined) {
+      if (isMutation(sent.method, pathname.slice(ADMIN_PREFIX.length))) await attempted(sent.method, pathname, principal, "rejected");
+      return errorResponse("forbidden", principal.refusal);
+    }
     if (malformedEscape(pathname)) return errorResponse("invalid_request", "the request path has a malformed percent-escape");
     const mutation = isMutation(sent.method, pathname.slice(ADMIN_PREFIX.length));
     if (mutation && principal.scope !== "full") {

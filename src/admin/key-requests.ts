@@ -2,6 +2,7 @@
 // service takes. Each refusal is a message naming the member, for a 400 invalid_request.
 import type { KeyChanges, NewKey } from "../governance/keys.ts";
 import type { KeyCursor } from "../store/keys.ts";
+import { durationSecs } from "../config/duration.ts";
 import { CreateKeyReq, UpdateKeyReq } from "./key-views.ts";
 import { decodeCursor, encodeCursor, pageLimit } from "./pages.ts";
 
@@ -12,14 +13,6 @@ import { shape, type Checked } from "./pages.ts";
 export const DEFAULT_KEY_TTL_SECS = 365 * 86_400;
 /** The 1.4.x per-key limits: enforcement moved to groups in 1.5.0, so they are refused, not ignored. */
 const REMOVED_MEMBERS = ["max_budget_cents", "rpm_limit", "tpm_limit", "budget_period"] as const;
-
-const UNIT_SECS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 };
-
-/** `30d`, `12h`, `30m`, `45s` -> seconds. */
-export function durationSecs(text: string): number | undefined {
-  const m = /^([0-9]+)([dhms])$/.exec(text);
-  return m ? Number(m[1]) * UNIT_SECS[m[2]!]! : undefined;
-}
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 

@@ -6,6 +6,7 @@ import type { Snapshot } from "../config/snapshot.ts";
 import type { VerifiableRequest } from "../transport/sigv4.ts";
 import { runChain, type ChainModule } from "./chain.ts";
 import type { CredentialCache } from "./credential-cache.ts";
+import type { IdentityService } from "../identity/service.ts";
 
 export interface IngressPrincipal {
   /** Key id, token name or identity; `anonymous` on an open front door. */
@@ -17,6 +18,8 @@ export interface IngressPrincipal {
   readonly allowedPools?: readonly string[] | null;
   /** The key's labels, echoed onto its metric series. */
   readonly labels?: Readonly<Record<string, string>>;
+  /** Known but not let in (an OIDC identity with no team): the caller's permission error (403), naming why. */
+  readonly refusal?: string;
 }
 
 /** What a caller presented. */
@@ -36,6 +39,8 @@ export interface KeyAuthenticator {
 export interface IngressServices {
   readonly cache: CredentialCache;
   readonly keys?: KeyAuthenticator;
+  /** The token exchange and the `oidc` module (src/identity); absent without a key store. */
+  readonly identity?: IdentityService;
 }
 
 const ANONYMOUS: IngressPrincipal = Object.freeze({ id: "anonymous", module: "open" });
@@ -65,12 +70,22 @@ export const INGRESS_MODULES: Readonly<Record<string, IngressModule>> = {
     if (credential.signed) return services.keys.sigv4(snapshot, credential.signed);
     return credential.token === undefined ? undefined : services.keys.token(snapshot, credential.token, services.cache);
   },
+  oidc: (snapshot, credential, services) => services.identity?.modules.ingress(snapshot, "oidc", credential.token, services.cache),
 };
+
+/** An identity-provider instance named in the chain: its own module, made once per name. */
+const instanceModules = new Map<string, IngressModule>();
+function instanceModule(name: string): IngressModule {
+  let module = instanceModules.get(name);
+  if (!module) instanceModules.set(name, (module = (snapshot, credential, services) => services.identity?.modules.ingress(snapshot, name, credential.token, services.cache)));
+  return module;
+}
 
 export class IngressAuth {
   constructor(readonly services: IngressServices) {}
 
-  authenticate(snapshot: Snapshot, credential: IngressCredential): IngressPrincipal | undefined {
-    return runChain(snapshot.auth.chain, INGRESS_MODULES, ANONYMOUS, snapshot, credential, this.services);
+  /** Synchronous unless a module must verify a credential it has not seen (an OIDC token's first use). */
+  authenticate(snapshot: Snapshot, credential: IngressCredential): IngressPrincipal | undefined | Promise<IngressPrincipal | undefined> {
+    return runChain(snapshot.auth.chain, INGRESS_MODULES, ANONYMOUS, snapshot, credential, this.services, instanceModule);
   }
 }

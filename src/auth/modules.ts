@@ -11,7 +11,7 @@ export const ADMIN_AUTH_MODULES = ["admin-tokens", "oidc"] as const;
 export const IDENTITY_MODULES = ["oidc", "forge"] as const;
 
 /** Auth modules compiled into this binary (InfoView.build.auth_modules), read off the chains' registries. */
-export const COMPILED_AUTH_MODULES: readonly string[] = [...new Set([...Object.keys(INGRESS_MODULES), ...Object.keys(ADMIN_MODULES)])].sort();
+export const COMPILED_AUTH_MODULES: readonly string[] = [...new Set([...Object.keys(INGRESS_MODULES), ...Object.keys(ADMIN_MODULES), ...IDENTITY_MODULES])].sort();
 
 /** `acme/pii-redactor@1.2.0` -> `pii-redactor`. */
 export function pluginName(fetchEntry: string): string {

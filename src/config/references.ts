@@ -3,7 +3,8 @@
 import { ADMIN_AUTH_MODULES, IDENTITY_MODULES, INGRESS_AUTH_MODULES, pluginName } from "../auth/modules.ts";
 import { COMPILED_HOOKS, COMPILED_SETTINGS_PROBLEMS } from "../hooks/compiled.ts";
 import { HOOK_TERMINALS, NAME_PATTERN } from "./schema.ts";
-import type { Conceal } from "./schema-errors.ts";
+import { schemaErrors, type Conceal } from "./schema-errors.ts";
+import { ForgeSettingsCfg, OidcSettingsCfg } from "../identity/settings.ts";
 import { hasMark } from "./interpolate.ts";
 import type * as NodeCrypto from "node:crypto";
 
@@ -22,8 +23,6 @@ export function isLoopback(address: string): boolean {
 export const EXPORTER_STREAMS: Record<string, string> = { prometheus: "metrics", otlp: "traces", file: "logs", webhook: "logs" };
 const EXPORTER_REQUIRED: Record<string, string | undefined> = { file: "path", webhook: "url", otlp: "endpoint" };
 
-const OIDC_SETTINGS = new Set(["issuer", "audience", "role_claim", "jwks_url", "ca_cert_pem"]);
-const FORGE_SETTINGS = new Set(["client_id", "scopes", "api_base", "authorize_base", "token_base", "fetch_orgs", "ca_cert_pem"]);
 
 export function referenceErrors(root: unknown, conceal?: Conceal): string[] {
   const errors: string[] = [];
@@ -156,14 +155,15 @@ export function referenceErrors(root: unknown, conceal?: Conceal): string[] {
     const module = str(idp.module);
     const settings = bag(idp.settings);
     const at = `identity-providers.${name}`;
-    const known = module === "oidc" ? OIDC_SETTINGS : module === "forge" ? FORGE_SETTINGS : undefined;
-    if (module !== undefined && !(IDENTITY_MODULES as readonly string[]).includes(module) && !plugins.has(module)) {
-      errors.push(`${at}.module: unknown identity module ${quote(module)} (built in: oidc, forge; or a plugin in plugins.fetch)`);
+    const schema = module === "oidc" ? OidcSettingsCfg : module === "forge" ? ForgeSettingsCfg : undefined;
+    if (module !== undefined && !(IDENTITY_MODULES as readonly string[]).includes(module)) {
+      // An auth plugin would be a third kind; this build loads none, so naming one would sign nobody in.
+      errors.push(`${at}.module: ${plugins.has(module) ? `${quote(module)} is an auth plugin, and this build loads only its built-in identity modules` : `unknown identity module ${quote(module)}`} (built in: oidc, forge)`);
     }
-    if (known) for (const key of Object.keys(settings)) if (!known.has(key)) errors.push(`${at}.settings.${key}: unknown member`);
-    const required = module === "oidc" ? ["issuer", "audience"] : module === "forge" ? ["client_id"] : [];
-    for (const key of required) if (typeof settings[key] !== "string" || settings[key] === "") errors.push(`${at}.settings.${key}: required member missing`);
+    if (schema) errors.push(...schemaErrors(schema, settings, { prefix: `/identity-providers/${name}/settings`, conceal }));
+    if (["tokens", "keys", "admin-tokens"].includes(name)) errors.push(`${at}: ${quote(name)} is a built-in auth module's name; a chain naming it would mean the module, so name the instance otherwise`);
     if (module === "forge" && name !== "forge") errors.push(`${at}: a forge provider's instance name must be "forge"`);
+    if (module === "forge" && (idp.browser_login === undefined || idp.browser_login === null)) errors.push(`${at}.browser_login: required: a forge provider signs people in only through the browser (it verifies no token)`);
     if (idp.browser_login !== undefined && idp.browser_login !== null && !str(cfg.public_url)) errors.push(`${at}.browser_login: needs public_url (the base of the sign-in callback)`);
     const ca = settings.ca_cert_pem;
     if (typeof ca === "string" && !hasMark(ca) && !isCertificate(ca)) errors.push(`${at}.settings.ca_cert_pem: not a PEM certificate`);

@@ -8,6 +8,8 @@ import { defaultBaseUrl, type HealthSettings, type ResolvedProvider } from "../p
 import type { Lane } from "../routing/lane.ts";
 import type { BreakerSettings, FailoverSettings, Pool } from "../routing/pool.ts";
 import { withDefaults } from "./defaults.ts";
+import { durationSecs } from "./duration.ts";
+import { identityProvider } from "../identity/settings.ts";
 import { parseListenAddress } from "./listen.ts";
 import { isLoopback } from "./references.ts";
 import { GatewayConfig, type PoolCfg, type ProviderCfg, type SecretRef } from "./schema.ts";
@@ -231,9 +233,12 @@ export function resolveConfig(validated: GatewayConfig, ctx: ResolveContext): Re
     return token ? [{ name: t.name, token }] : [];
   });
   const signingKey = auth.signing_key ? c.secret(auth.signing_key, "auth.signing_key") : undefined;
-  for (const [name, idp] of Object.entries(cfg["identity-providers"] ?? {})) {
-    if (idp.browser_login) c.secret(idp.browser_login.client_secret, `identity-providers.${name}.browser_login.client_secret`);
-  }
+  const identityProviders = Object.entries(cfg["identity-providers"] ?? {}).flatMap(([name, idp]) => {
+    const secret = idp.browser_login ? c.secret(idp.browser_login.client_secret, `identity-providers.${name}.browser_login.client_secret`) : undefined;
+    const provider = identityProvider(name, idp, secret);
+    return provider ? [provider] : [];
+  });
+  if (identityProviders.length > 0 && signingKey === undefined) c.errors.push("auth.signing_key: identity providers issue keys, which need a signing key");
 
   const chain = auth.chain ?? [];
   const adminChain = auth.admin_auth ?? [];
@@ -241,7 +246,7 @@ export function resolveConfig(validated: GatewayConfig, ctx: ResolveContext): Re
     c.warnings.push(`auth.chain is empty: the data plane is an OPEN RELAY; anyone who can reach ${cfg.listen} can spend every configured provider's credits`);
   }
   for (const module of [...chain, ...adminChain]) {
-    if (!COMPILED_AUTH_MODULES.includes(module)) {
+    if (!COMPILED_AUTH_MODULES.includes(module) && !identityProviders.some((p) => p.name === module)) {
       c.warnings.push(`auth module ${JSON.stringify(module)} is not in this build; it admits nobody, so requests it alone would admit are refused`);
     }
   }
@@ -276,6 +281,12 @@ export function resolveConfig(validated: GatewayConfig, ctx: ResolveContext): Re
       globalHooks,
       listeners,
       auth: { chain, adminChain, adminTokens, tokens, signingKey, upstreamCredentials: cfg.upstream_credentials ?? "own" },
+      identity: {
+        providers: identityProviders,
+        publicUrl: cfg.public_url?.replace(/\/+$/, ""),
+        keyTtlSecs: durationSecs(auth.key_ttl ?? "90d")!,
+        bindings: { role_bindings: cfg.role_bindings ?? {}, default_team: cfg.default_team },
+      },
       limits: {
         upstreamTimeoutMs: (cfg.limits?.upstream_request_timeout_secs ?? 300) * 1000,
         pool: { maxIdlePerHost: cfg.limits?.pool_max_idle_per_host ?? 64, idleTimeoutSecs: cfg.limits?.pool_idle_timeout_secs ?? 90 },

@@ -6,6 +6,8 @@ import type { Lane } from "../routing/lane.ts";
 import type { BreakerSettings, FailoverSettings, Pool } from "../routing/pool.ts";
 import type { GatewayConfig } from "./schema.ts";
 import type { Secret } from "./secret.ts";
+import type { IdentityProvider } from "../identity/settings.ts";
+import type { TeamConfig } from "../identity/team.ts";
 
 export interface ListenerSettings {
   readonly hostname: string;
@@ -52,6 +54,14 @@ export interface Snapshot {
     /** Signs and verifies virtual keys (the `keys` module); unset = no keys can be minted or admitted. */
     readonly signingKey: Secret | undefined;
     readonly upstreamCredentials: "own" | "passthrough";
+  };
+  /** Identity providers in map order, and what the token exchange reads (design/identity.md). */
+  readonly identity: {
+    readonly providers: readonly IdentityProvider[];
+    /** Without a trailing slash; the base of the sign-in callback and the exchange's base_url. */
+    readonly publicUrl: string | undefined;
+    readonly keyTtlSecs: number;
+    readonly bindings: TeamConfig;
   };
   /** The `limits` the upstream client reads on every call, in the units it uses. */
   readonly limits: { readonly upstreamTimeoutMs: number; readonly pool: PoolSettings; readonly bodyReadTimeoutMs: number; readonly maxUpstreamResponseBytes: number };

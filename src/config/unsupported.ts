@@ -12,16 +12,10 @@ export interface NotYet {
 
 const HOOKS = "hooks and plugins";
 const EXPORT = "telemetry export";
-const IDENTITY = "identity providers and token exchange";
 
 export const NOT_YET_SUPPORTED: readonly NotYet[] = [
   { path: "export", lands: EXPORT },
   { path: "advanced.response_headers.server_timing", lands: `${EXPORT} (Server-Timing)` },
-  { path: "identity-providers", lands: IDENTITY },
-  { path: "role_bindings", lands: IDENTITY },
-  { path: "default_team", lands: IDENTITY },
-  { path: "public_url", lands: IDENTITY },
-  { path: "auth.key_ttl", lands: IDENTITY },
 ];
 
 type Bag = Record<string, unknown>;

@@ -11,11 +11,12 @@ import { openai } from "../protocols/openai/index.ts";
 import { anyClientCredential } from "../protocols/registry.ts";
 
 export const modelsRoutes = (holder: ConfigHolder, startedAt: number, auth: IngressAuth) =>
-  controller("dataplane.models").get("/v1/models", ({ request }) => {
+  controller("dataplane.models").get("/v1/models", async ({ request }) => {
     const snapshot = holder.current;
     const anthropic = request.headers.has("anthropic-version");
-    const principal = auth.authenticate(snapshot, { token: anyClientCredential(request) });
+    const principal = await auth.authenticate(snapshot, { token: anyClientCredential(request) });
     if (!principal) return (anthropic ? anthropicAdapter : openai).encodeError(irError("authentication", "Invalid or missing API key."));
+    if (principal.refusal !== undefined) return (anthropic ? anthropicAdapter : openai).encodeError(irError("permission", principal.refusal));
     const allowed = principal.allowedPools;
     const names = [...snapshot.pools.keys()].filter((name) => !allowed || allowed.includes(name)).sort();
     if (anthropic) {

@@ -43,8 +43,10 @@ async function admit(deps: PipelineDeps, snapshot: Snapshot, ingress: ProtocolAd
   const authorization = ingress.name === "bedrock" ? request.headers.get("authorization") : null;
   const signed = authorization !== null && authorization.startsWith(SIGV4_SCHEME);
   if (!signed) {
-    const principal = deps.auth.authenticate(snapshot, { token: ingress.clientCredential(request) });
+    let principal = deps.auth.authenticate(snapshot, { token: ingress.clientCredential(request) });
+    if (principal instanceof Promise) principal = await principal;
     if (!principal) return UNAUTHENTICATED;
+    if (principal.refusal !== undefined) return { ok: false, error: irError("permission", principal.refusal) };
     const read = await readBodyText(request, snapshot.limits.bodyReadTimeoutMs);
     if (!read.ok) return read;
     const parsed = parseBody(read.value);
@@ -52,7 +54,7 @@ async function admit(deps: PipelineDeps, snapshot: Snapshot, ingress: ProtocolAd
   }
   const read = await readBodyBytes(request, snapshot.limits.bodyReadTimeoutMs);
   if (!read.ok) return read;
-  const caller = deps.auth.authenticate(snapshot, { token: undefined, signed: { method: request.method, url: request.url, headers: request.headers, body: read.value } });
+  const caller = await deps.auth.authenticate(snapshot, { token: undefined, signed: { method: request.method, url: request.url, headers: request.headers, body: read.value } });
   if (!caller) return UNAUTHENTICATED;
   const parsed = parseBodyBytes(read.value);
   return parsed.ok ? { ok: true, principal: caller, body: parsed.body } : parsed;

@@ -10,7 +10,8 @@ import type { RoutingState } from "../routing/state.ts";
 import { statsView } from "../routing/views.ts";
 
 export const statsRoutes = (holder: ConfigHolder, routing: RoutingState, auth: IngressAuth) =>
-  controller("dataplane.stats").get("/stats", ({ request }) => {
-    if (!auth.authenticate(holder.current, { token: anyClientCredential(request) })) return errorResponse("unauthorized", "a client credential is required for /stats");
+  controller("dataplane.stats").get("/stats", async ({ request }) => {
+    const principal = await auth.authenticate(holder.current, { token: anyClientCredential(request) });
+    if (!principal || principal.refusal !== undefined) return errorResponse("unauthorized", "a client credential is required for /stats");
     return Response.json(statsView(holder.current, routing));
   });

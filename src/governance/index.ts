@@ -11,6 +11,7 @@ import { AuditLog } from "./audit.ts";
 import { RegistryKeyAuthenticator } from "./key-auth.ts";
 import { KeyRegistry } from "./key-registry.ts";
 import { KeyService } from "./keys.ts";
+import { IdentityService } from "../identity/service.ts";
 import type { AuditSink, GroupResolver } from "./types.ts";
 
 export interface GovernanceDeps {
@@ -31,6 +32,8 @@ export interface Governance {
   readonly registry: KeyRegistry;
   readonly cache: CredentialCache;
   readonly ingressAuth: IngressAuth;
+  /** The token exchange and the oidc chain modules (src/identity). */
+  readonly identity: IdentityService;
   /** Checks the audit head and loads the stored keys into the registry; the data plane must not serve before it resolves. */
   load(): Promise<void>;
 }
@@ -38,19 +41,21 @@ export interface Governance {
 export function buildGovernance(deps: GovernanceDeps): Governance {
   const audit = new AuditLog(new SqliteAuditStore(deps.database, deps.auditHeadPath), deps.now, deps.logger);
   const registry = new KeyRegistry();
+  const groupResolver = deps.groups?.(audit);
   const keys = new KeyService({
     store: new SqliteKeyStore(deps.database),
     registry,
     audit,
-    groups: deps.groups?.(audit),
+    groups: groupResolver,
     signingKey: () => deps.holder.current.auth.signingKey,
     now: deps.now,
   });
   const cache = new CredentialCache();
-  const ingressAuth = new IngressAuth({ cache, keys: new RegistryKeyAuthenticator(registry, deps.now) });
+  const identity = new IdentityService({ holder: deps.holder, keys, registry, groups: groupResolver, now: deps.now, ...(deps.logger && { logger: deps.logger }) });
+  const ingressAuth = new IngressAuth({ cache, keys: new RegistryKeyAuthenticator(registry, deps.now), identity });
   const load = async () => {
     await audit.open();
     await keys.load();
   };
-  return { audit, keys, registry, cache, ingressAuth, load };
+  return { audit, keys, registry, cache, ingressAuth, identity, load };
 }

@@ -19,6 +19,8 @@ export interface NewKey {
   readonly parent: string | null;
   readonly issueAwsCredential: boolean;
   readonly labels: Readonly<Record<string, string>>;
+  /** A derived id (the token exchange's, governance/token.ts exchangedKeyId); else a random one. */
+  readonly id?: string;
 }
 
 /** A checked PATCH /keys/{id} body: a member present is set (labels already `{}` for a clear). */
@@ -74,7 +76,7 @@ export class KeyService {
       if (!resolved.ok) return this.refuse("key.create", "key", principal, resolved.code, resolved.message);
       groupProvisioned = resolved.provisioned;
     }
-    const id = (this.deps.newId ?? randomKeyId)();
+    const id = input.id ?? (this.deps.newId ?? randomKeyId)();
     const secret = signingKey.reveal();
     const token = mintToken({ kid: id, sub: input.name, exp: input.expiresAt }, secret);
     const aws = input.issueAwsCredential ? awsCredential(id, secret) : undefined;
@@ -97,6 +99,7 @@ export class KeyService {
     return this.deps.audit.commit(this.attempt("key.create", id, principal), () => {
       // The group may have been deleted while the key was minted.
       if (input.group !== null && !this.deps.groups?.exists(input.group)) throw new GatewayError("conflict", `group ${input.group} was deleted while the key was being created`);
+      if (this.deps.registry.get(id)) throw new GatewayError("conflict", `key ${id} already exists`);
       return { write: () => this.deps.store.insert(record), apply: () => (this.deps.registry.put(record), minted) };
     });
   }

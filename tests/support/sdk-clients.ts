@@ -45,8 +45,8 @@ export interface SdkClient {
   toolRoundTrip(model: string, result: string, name?: string): Promise<ToolTrip>;
 }
 
-function openaiChat(base: string): SdkClient {
-  const client = new OpenAI({ apiKey: CLIENT_KEY, baseURL: `${base}/v1`, maxRetries: 0 });
+function openaiChat(base: string, key = CLIENT_KEY): SdkClient {
+  const client = new OpenAI({ apiKey: key, baseURL: `${base}/v1`, maxRetries: 0 });
   return {
     name: "OpenAI chat",
     finish: { stop: "stop", tool: "tool_calls" },
@@ -83,8 +83,8 @@ function openaiChat(base: string): SdkClient {
   };
 }
 
-function anthropic(base: string): SdkClient {
-  const client = new Anthropic({ apiKey: CLIENT_KEY, baseURL: base, maxRetries: 0 });
+function anthropic(base: string, key = CLIENT_KEY): SdkClient {
+  const client = new Anthropic({ apiKey: key, baseURL: base, maxRetries: 0 });
   const textOf = (message: Anthropic.Message) => message.content.map((b) => (b.type === "text" ? b.text : "")).join("");
   return {
     name: "Anthropic",
@@ -114,8 +114,8 @@ function anthropic(base: string): SdkClient {
   };
 }
 
-function gemini(base: string): SdkClient {
-  const client = new GoogleGenAI({ apiKey: CLIENT_KEY, httpOptions: { baseUrl: base } });
+function gemini(base: string, key = CLIENT_KEY): SdkClient {
+  const client = new GoogleGenAI({ apiKey: key, httpOptions: { baseUrl: base } });
   return {
     name: "Google GenAI",
     finish: { stop: "STOP", tool: "STOP" },
@@ -155,9 +155,9 @@ function gemini(base: string): SdkClient {
   };
 }
 
-function bedrock(base: string): SdkClient {
+function bedrock(base: string, key = CLIENT_KEY): SdkClient {
   // A Bedrock API key (Bearer); inbound SigV4 with an issued pair is exercised in tests/e2e/keys.test.ts.
-  const client = new BedrockRuntimeClient({ region: "us-east-1", endpoint: base, maxAttempts: 1, token: { token: CLIENT_KEY }, authSchemePreference: ["httpBearerAuth"] });
+  const client = new BedrockRuntimeClient({ region: "us-east-1", endpoint: base, maxAttempts: 1, token: { token: key }, authSchemePreference: ["httpBearerAuth"] });
   const user = (text: string): BedrockMessage => ({ role: "user", content: [{ text }] });
   return {
     name: "Bedrock Runtime",
@@ -203,8 +203,8 @@ function bedrock(base: string): SdkClient {
   };
 }
 
-function cohere(base: string): SdkClient {
-  const client = new CohereClientV2({ token: CLIENT_KEY, environment: base });
+function cohere(base: string, key = CLIENT_KEY): SdkClient {
+  const client = new CohereClientV2({ token: key, environment: base });
   const options = { maxRetries: 0 };
   const textOf = (content: Cohere.AssistantMessageResponse["content"]) => (content ?? []).map((c) => (c.type === "text" ? c.text : "")).join("");
   return {
@@ -252,8 +252,8 @@ function cohere(base: string): SdkClient {
   };
 }
 
-function openaiResponses(base: string): SdkClient {
-  const client = new OpenAI({ apiKey: CLIENT_KEY, baseURL: `${base}/v1`, maxRetries: 0 });
+function openaiResponses(base: string, key = CLIENT_KEY): SdkClient {
+  const client = new OpenAI({ apiKey: key, baseURL: `${base}/v1`, maxRetries: 0 });
   return {
     name: "OpenAI responses",
     finish: { stop: "completed", tool: "completed" },
@@ -283,4 +283,5 @@ function openaiResponses(base: string): SdkClient {
 }
 
 /** One constructor per SDK, given the gateway's data-plane base URL. */
-export const SDK_CLIENTS: readonly ((base: string) => SdkClient)[] = [openaiChat, anthropic, gemini, bedrock, cohere, openaiResponses];
+/** Each makes its SDK's client for the gateway at `base`, presenting `key` (default CLIENT_KEY). */
+export const SDK_CLIENTS: readonly ((base: string, key?: string) => SdkClient)[] = [openaiChat, anthropic, gemini, bedrock, cohere, openaiResponses];
