@@ -33,7 +33,7 @@ export function buildDataApp(deps: DataPlaneDeps) {
     .use(modelsRoutes(deps.holder, deps.startedAt, deps.auth))
     .use(metricsRoutes(deps.holder, deps.metrics, deps.auth))
     .use(protocolRoutes(deps))
-    .use(identityRoutes({ holder: deps.holder, logger: deps.logger, identity: deps.auth.services.identity }))
+    .use(identityRoutes({ holder: deps.holder, logger: deps.logger, identity: deps.auth.services.identity, now: deps.now }))
     .use(directRoutes(deps));
 }
 

@@ -9,7 +9,10 @@ import { errorResponse, GatewayError, gatewayErrorResponse } from "../http/error
 import type { Logger } from "../telemetry/logger.ts";
 import { readExchangeRequest } from "./exchange-request.ts";
 import type { IdentityService } from "./service.ts";
-import type { OidcProvider } from "./settings.ts";
+import type { IdentityProvider, OidcProvider } from "./settings.ts";
+import { authorizeUrl, redeem } from "./login-flows.ts";
+import { chooserPage, failurePage, keyPage, redirect } from "./pages.ts";
+import { clearedStateCookie, newSignIn, stateCookie } from "./sign-in-state.ts";
 
 const NO_STORE = { "cache-control": "no-store" };
 const NO_PROVIDER = "no identity provider is configured on this gateway, so there is no token to exchange (identity-providers)";
@@ -21,6 +24,8 @@ export interface IdentityRouteDeps {
   readonly logger: Logger;
   /** Absent when the gateway runs without a key store (nothing can be issued). */
   readonly identity: IdentityService | undefined;
+  /** Epoch milliseconds. */
+  readonly now: () => number;
 }
 
 const refuse = (code: Parameters<typeof errorResponse>[0], message: string, headers: Record<string, string> = {}) => errorResponse(code, message, { headers: { ...NO_STORE, ...headers } });
@@ -57,8 +62,73 @@ async function exchange(deps: IdentityRouteDeps, request: Request, rotate: boole
   }
 }
 
+/** The provider named in a sign-in path, if it offers browser sign-in. */
+function browserProvider(deps: IdentityRouteDeps, name: string): IdentityProvider | undefined {
+  return deps.holder.current.identity.providers.find((p) => p.name === name && p.browserLogin !== undefined);
+}
+
+const noSignIn = (name: string) => failurePage(404, `no identity provider named ${JSON.stringify(name.slice(0, 100))} offers browser sign-in on this gateway`);
+const nowSecs = (deps: IdentityRouteDeps) => Math.floor(deps.now() / 1000);
+
+/** GET /auth/login/<p>: a new sign-in's state in the cookie, and the browser sent to the provider. */
+async function startSignIn(deps: IdentityRouteDeps, request: Request, name: string): Promise<Response> {
+  const provider = browserProvider(deps, name);
+  const snapshot = deps.holder.current;
+  const signingKey = snapshot.auth.signingKey;
+  const base = snapshot.identity.publicUrl;
+  if (!provider || !deps.identity || signingKey === undefined || base === undefined) return noSignIn(name);
+  const rotate = new URL(request.url).searchParams.get("refresh") === "1";
+  const { state, challenge } = newSignIn(provider.name, rotate, nowSecs(deps));
+  let location: string;
+  try {
+    location = await authorizeUrl(deps.identity, provider, state, challenge, callbackUrl(base, provider.name));
+  } catch (error) {
+    deps.logger.warn("identity provider unreachable", { provider: provider.name, cause: (error as Error).message });
+    return failurePage(502, `identity provider ${provider.name} could not be reached: ${(error as Error).message}`);
+  }
+  return redirect(location, { "set-cookie": stateCookie(state, signingKey.reveal(), base.startsWith("https:")) });
+}
+
+/** GET /auth/callback/<p>: the state checked, the code redeemed, the person's key shown. Single use. */
+async function finishSignIn(deps: IdentityRouteDeps, request: Request, name: string): Promise<Response> {
+  const provider = browserProvider(deps, name);
+  const snapshot = deps.holder.current;
+  const signingKey = snapshot.auth.signingKey;
+  const base = snapshot.identity.publicUrl;
+  if (!provider || !deps.identity || signingKey === undefined || base === undefined) return noSignIn(name);
+  const cleared = { "set-cookie": clearedStateCookie(base.startsWith("https:")) };
+  const query = new URL(request.url).searchParams;
+  const checked = deps.identity.signIns.redeem(request.headers.get("cookie"), provider.name, query.get("state"), signingKey.reveal(), nowSecs(deps));
+  if (!checked.ok) return failurePage(400, checked.reason, cleared);
+  const error = query.get("error");
+  if (error !== null) {
+    const description = query.get("error_description");
+    return failurePage(400, `${provider.name} did not sign you in: ${error.slice(0, 100)}${description ? ` (${description.slice(0, 300)})` : ""}`, cleared);
+  }
+  const code = query.get("code");
+  if (!code) return failurePage(400, `${provider.name} returned no code`, cleared);
+  const redeemed = await redeem(deps.identity, provider, code, checked.state, callbackUrl(base, provider.name));
+  if (!redeemed.ok) {
+    if (redeemed.status === 502) deps.logger.warn("identity provider unreachable", { provider: provider.name, cause: redeemed.message });
+    return failurePage(redeemed.status, redeemed.message, cleared);
+  }
+  try {
+    return keyPage(await deps.identity.exchange.issue(redeemed.person, checked.state.r), provider.name, cleared);
+  } catch (error) {
+    if (!(error instanceof GatewayError)) throw error;
+    return failurePage(error.status, error.message, cleared);
+  }
+}
+
+const callbackUrl = (base: string, provider: string) => `${base}/auth/callback/${encodeURIComponent(provider)}`;
+
 export const identityRoutes = (deps: IdentityRouteDeps) =>
   controller("identity.routes")
     .post("/auth/token", ({ request }) => exchange(deps, request, false), { parse: "none" })
     .post("/auth/token/refresh", ({ request }) => exchange(deps, request, true), { parse: "none" })
-    .get("/auth/token", () => refuse("not_found", "no identity provider offers browser sign-in on this gateway"));
+    .get("/auth/token", () => {
+      const offered = deps.holder.current.identity.providers.filter((p) => p.browserLogin !== undefined).map((p) => p.name);
+      return offered.length === 0 ? refuse("not_found", "no identity provider offers browser sign-in on this gateway") : chooserPage(offered);
+    })
+    .get("/auth/login/:provider", ({ request, params }) => startSignIn(deps, request, params.provider))
+    .get("/auth/callback/:provider", ({ request, params }) => finishSignIn(deps, request, params.provider));

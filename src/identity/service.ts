@@ -2,10 +2,11 @@
 // kept across config applies that leave the instance's settings as they were, so an apply does not make
 // every provider refetch), the token exchange, and what the chains and routes ask of them.
 import type { OidcProvider } from "./settings.ts";
-import type { OidcVerifier, Verdict } from "./verify.ts";
+import type { Expect, OidcVerifier, Verdict } from "./verify.ts";
 import { TokenExchange, type ExchangeDeps, type SignedIn } from "./exchange.ts";
 import { claimGroups, oidcIdentity } from "./team.ts";
 import { OidcChainModules } from "./chain-modules.ts";
+import { SignInStates } from "./sign-in-state.ts";
 import type { Logger } from "../telemetry/logger.ts";
 
 /** A sub that can name a group (config/schema.ts GROUP_NAME_PATTERN): printable ASCII, at most 255. */
@@ -26,6 +27,8 @@ export class IdentityService {
   readonly exchange: TokenExchange;
   /** `oidc` and instance entries of auth.chain and auth.admin_auth. */
   readonly modules: OidcChainModules;
+  /** Browser sign-ins' states redeemed by this process (each is single use). */
+  readonly signIns = new SignInStates();
   readonly #fetch: typeof fetch | undefined;
   readonly #verifiers = new Map<string, { readonly settings: string; readonly verifier: OidcVerifier }>();
 
@@ -55,8 +58,8 @@ export class IdentityService {
   }
 
   /** An ID token checked by the instance: the person it names and their groups (role_claim). */
-  async verifyOidc(provider: OidcProvider, token: string): Promise<OidcCheck> {
-    const verdict: Verdict = await (await this.verifier(provider)).verify(token);
+  async verifyOidc(provider: OidcProvider, token: string, expect: Expect = {}): Promise<OidcCheck> {
+    const verdict: Verdict = await (await this.verifier(provider)).verify(token, expect);
     if (!verdict.ok) return verdict;
     if (!USABLE_SUB.test(verdict.sub)) return { ok: false, kind: "unusable", reason: "the token's subject is not 1 to 255 printable ASCII characters, so it cannot name a group" };
     const person: SignedIn = { provider: provider.name, identity: oidcIdentity(verdict.sub), groups: claimGroups(verdict.claims, provider.roleClaim) };

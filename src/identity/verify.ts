@@ -5,8 +5,8 @@
 // an unknown `kid` refetches at most once per 5 s, so a flood of forged kids cannot make a refetch storm.
 // Everything read from the issuer is bounded in size, time and nesting.
 import { createRemoteJWKSet, customFetch, errors, jwtVerify, type JWTPayload, type JWSHeaderParameters, type FlattenedJWSInput } from "jose";
-import type * as Tls from "node:tls";
 import { boundedText } from "../http/bounded-body.ts";
+import { ISSUER_MAX_BYTES, ISSUER_TIMEOUT_MS, issuerJson, trusting } from "./issuer-http.ts";
 import { jsonTextTooDeep } from "../http/json-depth.ts";
 
 export interface OidcSettings {
@@ -22,14 +22,24 @@ export const ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512",
 export const CLOCK_LEEWAY_SECONDS = 60;
 export const JWKS_MAX_AGE_MS = 10 * 60_000;
 export const UNKNOWN_KID_REFETCH_MS = 5_000;
-export const ISSUER_TIMEOUT_MS = 5_000;
-/** A discovery document or a key set larger than this is refused (real ones are a few KiB). */
-export const ISSUER_MAX_BYTES = 256 * 1024;
 
 /** A verified token's identity, or why not: `invalid` is the token's fault (401), `unreachable` the issuer's (500 / 502). */
 export type Verdict = { readonly ok: true; readonly sub: string; readonly claims: JWTPayload } | { readonly ok: false; readonly kind: "invalid" | "unreachable"; readonly reason: string };
 
 type KeyResolver = (header: JWSHeaderParameters, token: FlattenedJWSInput) => Promise<CryptoKey>;
+
+/** What the browser sign-in needs of the discovery document besides the key set. */
+export interface Discovery {
+  readonly jwks_uri: string;
+  readonly authorization_endpoint: string | undefined;
+  readonly token_endpoint: string | undefined;
+}
+
+/** What one check expects besides the provider's settings: the sign-in's client id and nonce. */
+export interface Expect {
+  readonly audience?: string;
+  readonly nonce?: string;
+}
 
 export class OidcVerifier {
   readonly #settings: OidcSettings;
@@ -37,21 +47,34 @@ export class OidcVerifier {
   readonly #now: () => number;
   readonly #refetchMs: number;
   #keys: Promise<KeyResolver> | undefined;
+  #discovery: { readonly at: number; readonly document: Promise<Discovery> } | undefined;
 
   /** `unknownKidRefetchMs` shortens the refetch bound for tests (jose reads the wall clock for it). */
   constructor(settings: OidcSettings, deps: { fetch?: typeof fetch; now?: () => number; unknownKidRefetchMs?: number } = {}) {
     this.#settings = settings;
     this.#now = deps.now ?? Date.now;
     this.#refetchMs = deps.unknownKidRefetchMs ?? UNKNOWN_KID_REFETCH_MS;
-    const ca = settings.ca_cert_pem;
-    const base = deps.fetch ?? fetch;
-    // Bun's `tls.ca` replaces the default roots: the public ones are passed along with the provider's own.
-    // node:tls is required only then: the bundle hoists a builtin's import, and every start would load it.
-    const roots = ca ? (require("node:tls") as typeof Tls).rootCertificates : [];
-    this.#fetch = (ca ? (url: string | URL | Request, init?: RequestInit) => base(url, { ...init, tls: { ca: [...roots, ca] } } as RequestInit) : base) as typeof fetch;
+    this.#fetch = trusting(settings.ca_cert_pem, deps.fetch ?? fetch);
   }
 
-  async verify(token: string): Promise<Verdict> {
+  /** The provider's HTTP client: trusts its ca_cert_pem besides the public roots. */
+  get http(): typeof fetch {
+    return this.#fetch;
+  }
+
+  /** The discovery document, kept as long as a key set (a failed read is forgotten at once). */
+  discovery(): Promise<Discovery> {
+    const now = this.#now();
+    if (this.#discovery && now - this.#discovery.at < JWKS_MAX_AGE_MS) return this.#discovery.document;
+    const document = this.#discover();
+    this.#discovery = { at: now, document };
+    document.catch(() => {
+      if (this.#discovery?.document === document) this.#discovery = undefined;
+    });
+    return document;
+  }
+
+  async verify(token: string, expect: Expect = {}): Promise<Verdict> {
     let keys: KeyResolver;
     try {
       keys = await (this.#keys ??= this.#resolver());
@@ -63,12 +86,13 @@ export class OidcVerifier {
       const { payload } = await jwtVerify(token, keys, {
         algorithms: ALGORITHMS,
         issuer: this.#settings.issuer,
-        audience: this.#settings.audience,
+        audience: expect.audience ?? this.#settings.audience,
         clockTolerance: CLOCK_LEEWAY_SECONDS,
         requiredClaims: ["exp", "sub"],
         currentDate: new Date(this.#now()),
       });
       if (typeof payload.sub !== "string" || payload.sub === "") return { ok: false, kind: "invalid", reason: "token has no subject" };
+      if (expect.nonce !== undefined && payload.nonce !== expect.nonce) return { ok: false, kind: "invalid", reason: "nonce does not match the sign-in's" };
       return { ok: true, sub: payload.sub, claims: payload };
     } catch (error) {
       return verdictOf(error);
@@ -76,7 +100,7 @@ export class OidcVerifier {
   }
 
   async #resolver(): Promise<KeyResolver> {
-    const jwksUrl = this.#settings.jwks_url ?? (await this.#discover());
+    const jwksUrl = this.#settings.jwks_url ?? (await this.discovery()).jwks_uri;
     const remote = createRemoteJWKSet(new URL(jwksUrl), {
       cacheMaxAge: JWKS_MAX_AGE_MS,
       cooldownDuration: this.#refetchMs,
@@ -92,32 +116,23 @@ export class OidcVerifier {
     return remote as KeyResolver;
   }
 
-  /** The discovery document's `jwks_uri`, after checking it names this issuer. */
-  async #discover(): Promise<string> {
+  /** The discovery document, after checking it names this issuer. */
+  async #discover(): Promise<Discovery> {
     const url = `${this.#settings.issuer.replace(/\/+$/, "")}/.well-known/openid-configuration`;
-    let answer: Response;
-    try {
-      answer = await this.#fetch(url, { redirect: "manual", signal: AbortSignal.timeout(ISSUER_TIMEOUT_MS) });
-    } catch (error) {
-      throw new Error(`discovery ${url}: ${(error as Error).message}`);
-    }
-    if (answer.status !== 200) {
-      void answer.body?.cancel();
-      throw new Error(`discovery ${url}: HTTP ${answer.status}`);
-    }
-    const text = await boundedText(answer, ISSUER_MAX_BYTES, `discovery ${url}`);
-    if (jsonTextTooDeep(text)) throw new Error(`discovery ${url}: JSON nested too deep`);
-    let document: { issuer?: unknown; jwks_uri?: unknown };
-    try {
-      document = JSON.parse(text) as typeof document;
-    } catch {
-      throw new Error(`discovery ${url}: not JSON`);
-    }
+    const read = await issuerJson(this.#fetch, url, {}, `discovery ${url}`);
+    if (read.status !== 200) throw new Error(`discovery ${url}: HTTP ${read.status}`);
+    const document = (typeof read.body === "object" && read.body !== null ? read.body : {}) as { issuer?: unknown; jwks_uri?: unknown; authorization_endpoint?: unknown; token_endpoint?: unknown };
     if (document?.issuer !== this.#settings.issuer) throw new Error(`discovery ${url}: names issuer ${JSON.stringify(String(document?.issuer)).slice(0, 200)}, not ${this.#settings.issuer}`);
-    if (typeof document.jwks_uri !== "string" || !/^https?:\/\//.test(document.jwks_uri)) throw new Error(`discovery ${url}: no jwks_uri`);
-    return document.jwks_uri;
+    if (!isHttpUrl(document.jwks_uri)) throw new Error(`discovery ${url}: no jwks_uri`);
+    return {
+      jwks_uri: document.jwks_uri,
+      authorization_endpoint: isHttpUrl(document.authorization_endpoint) ? document.authorization_endpoint : undefined,
+      token_endpoint: isHttpUrl(document.token_endpoint) ? document.token_endpoint : undefined,
+    };
   }
 }
+
+const isHttpUrl = (value: unknown): value is string => typeof value === "string" && /^https?:\/\/[^\s]+$/.test(value);
 
 /** jose's refusals, as the caller's 401 (the token) or 500 (the issuer). */
 function verdictOf(error: unknown): Verdict {

@@ -11,6 +11,7 @@ import { BedrockRuntimeClient, ConverseCommand, ConverseStreamCommand } from "@a
 import OpenAI from "openai";
 import { SignatureV4 } from "@smithy/signature-v4";
 import { createHash, createHmac } from "node:crypto";
+import { expectNativeRefusal, nativeCalls } from "../support/native-refusal.ts";
 import { json, LISTEN_ANY, runGateway, startGateway, tempDir, type RunningGateway } from "../support/gateway.ts";
 
 const ENV = { GW_SIGNING_KEY: "e2e-signing-key-5d1f0c9a7b", GW_CLIENT_TOKEN: "e2e-static-client-token-41c2", GW_ADMIN: "e2e-admin-token-77aa" };
@@ -62,42 +63,9 @@ async function mint(body: Record<string, unknown> = {}): Promise<Minted> {
   return key;
 }
 
-type Call = (credential: string, model?: string) => Promise<Response>;
-const data = (path: string, headers: Record<string, string>, body: unknown) => fetch(`${gw.data}${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
-
-/** One raw call per protocol, each with that vendor's own credential header. */
-const CALLS: Record<string, Call> = {
-  "OpenAI Bearer": (t, model = "chat") => data("/v1/chat/completions", bearer(t), { model, messages: [{ role: "user", content: "hi" }] }),
-  "Anthropic x-api-key": (t, model = "chat") => data("/v1/messages", { "x-api-key": t, "anthropic-version": "2023-06-01" }, { model, max_tokens: 16, messages: [{ role: "user", content: "hi" }] }),
-  "Gemini x-goog-api-key": (t, model = "chat") => data(`/v1beta/models/${model}:generateContent`, { "x-goog-api-key": t }, { contents: [{ role: "user", parts: [{ text: "hi" }] }] }),
-  "Gemini ?key=": (t, model = "chat") => data(`/v1beta/models/${model}:generateContent?key=${encodeURIComponent(t)}`, {}, { contents: [{ role: "user", parts: [{ text: "hi" }] }] }),
-  "Cohere Bearer": (t, model = "chat") => data("/v2/chat", bearer(t), { model, messages: [{ role: "user", content: "hi" }] }),
-  "Responses Bearer": (t, model = "chat") => data("/v1/responses", bearer(t), { model, input: "hi" }),
-  "Bedrock Bearer": (t, model = "chat") => data(`/model/${model}/converse`, bearer(t), { messages: [{ role: "user", content: [{ text: "hi" }] }] }),
-};
-
-/** The native refusal each protocol's SDK recognises, as status and a member of its error body. */
-async function expectNativeRefusal(name: string, response: Response, kind: "authentication" | "permission"): Promise<void> {
-  const body = await json(response);
-  const auth = kind === "authentication";
-  if (name.startsWith("OpenAI") || name.startsWith("Responses")) {
-    expect(response.status).toBe(auth ? 401 : 403);
-    expect(body.error.type).toBe(auth ? "invalid_request_error" : "permission_error");
-  } else if (name.startsWith("Anthropic")) {
-    expect(response.status).toBe(auth ? 401 : 403);
-    expect(body).toMatchObject({ type: "error", error: { type: auth ? "authentication_error" : "permission_error" } });
-  } else if (name.startsWith("Gemini")) {
-    expect(response.status).toBe(auth ? 401 : 403);
-    expect(body.error.status).toBe(auth ? "UNAUTHENTICATED" : "PERMISSION_DENIED");
-  } else if (name.startsWith("Cohere")) {
-    expect(response.status).toBe(auth ? 401 : 403);
-    expect(typeof body.message).toBe("string");
-  } else {
-    expect(response.status).toBe(403);
-    expect(response.headers.get("x-amzn-errortype")).toBe(auth ? "UnrecognizedClientException" : "AccessDeniedException");
-  }
-}
+const CALLS = nativeCalls(() => gw.data);
 
 const bedrockSigV4 = (accessKeyId: string, secretAccessKey: string) =>
   new BedrockRuntimeClient({ region: "eu-west-3", endpoint: gw.data, maxAttempts: 1, credentials: { accessKeyId, secretAccessKey } });
