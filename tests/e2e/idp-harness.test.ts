@@ -99,18 +99,33 @@ describe("OIDC provider in a browser", () => {
     expect(keys.map((key) => key.kid)).toEqual([op.kid(), oldKid]);
     expect(await op.jwksFetches()).toBe(before + 2);
     expect(decodeProtectedHeader(await op.sign({ sub: "bob" })).kid).toBe(op.kid());
+    // The bad-token forms sign() makes are refused by a verifier holding the published keys.
+    for (const alg of ["none", "HS256"]) {
+      const forged = await op.sign({ sub: "bob", aud: CLIENT.client_id }, { alg });
+      await expect(jwtVerify(forged, createRemoteJWKSet(new URL(op.jwksUrl)))).rejects.toThrow();
+    }
   });
 });
 
-test("OIDC provider over TLS answers discovery for a client trusting ca.pem", async () => {
+test("OIDC provider over TLS: discovery for a client trusting ca.pem, sign-in in a browser pinning cert.pem", async () => {
   const dir = makeTlsDir();
-  const op = await startOp({ clients: [{ ...CLIENT, redirect_uris: ["http://127.0.0.1:9/cb"] }], accounts: [], tls: { certFile: join(dir, "cert.pem"), keyFile: join(dir, "key.pem") } });
+  const rp = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (req) => new Response(new URL(req.url).searchParams.has("code") ? "got a code" : "no code") });
+  const redirectUri = `http://127.0.0.1:${rp.port}/cb`;
+  const op = await startOp({ clients: [{ ...CLIENT, redirect_uris: [redirectUri] }], accounts: [{ sub: "alice" }], tls: { certFile: join(dir, "cert.pem"), keyFile: join(dir, "key.pem") } });
+  const browser = await launchBrowser({ trustCertFiles: [join(dir, "cert.pem")] });
   try {
     expect(op.issuer).toStartWith("https://127.0.0.1:");
     const res = await fetch(`${op.issuer}/.well-known/openid-configuration`, { tls: { ca: readFileSync(join(dir, "ca.pem"), "utf8") } });
     expect(((await res.json()) as { jwks_uri: string }).jwks_uri).toBe(op.jwksUrl);
+    const page = await browser.newPage();
+    const q = { response_type: "code", client_id: CLIENT.client_id, redirect_uri: redirectUri, scope: "openid", state: "t", nonce: "n", code_challenge: pkce().challenge, code_challenge_method: "S256" };
+    await page.goto(`${op.issuer}/auth?${new URLSearchParams(q)}`);
+    await signInAtOp(page, op.issuer, "alice");
+    expect(await page.textContent("body")).toBe("got a code");
   } finally {
+    await browser.close();
     await op.stop();
+    rp.stop(true);
   }
 });
 

@@ -1,6 +1,7 @@
 // A headless Chromium for the browser sign-in tests: Debian's package (the machines reach no browser
 // download site, so playwright-core is only the driver and never fetches a browser of its own).
-import { existsSync } from "node:fs";
+import { createHash, X509Certificate } from "node:crypto";
+import { existsSync, readFileSync } from "node:fs";
 import { chromium, type Browser } from "playwright-core";
 
 export const CHROMIUM = "/usr/bin/chromium";
@@ -52,7 +53,19 @@ export const CHROMIUM_ARGS = [
   "--disable-sync",
 ];
 
-/** A headless Debian chromium driven by playwright-core; the caller closes it. */
-export async function launchBrowser(): Promise<Browser> {
-  return chromium.launch({ executablePath: await ensureChromium(), args: CHROMIUM_ARGS });
+/** The base64 SHA-256 of a PEM certificate's public key, the pin --ignore-certificate-errors-spki-list takes. */
+function spkiPin(certFile: string): string {
+  const spki = new X509Certificate(readFileSync(certFile)).publicKey.export({ type: "spki", format: "der" });
+  return createHash("sha256").update(spki).digest("base64");
+}
+
+/**
+ * A headless Debian chromium driven by playwright-core; the caller closes it. `trustCertFiles` are server
+ * certificates (e.g. makeTlsDir()'s cert.pem) the browser accepts although no CA it knows signed them:
+ * pinned by public key, so any other certificate error still fails the page.
+ */
+export async function launchBrowser(opts: { trustCertFiles?: string[] } = {}): Promise<Browser> {
+  const pins = (opts.trustCertFiles ?? []).map(spkiPin);
+  const args = pins.length > 0 ? [...CHROMIUM_ARGS, `--ignore-certificate-errors-spki-list=${pins.join(",")}`] : CHROMIUM_ARGS;
+  return chromium.launch({ executablePath: await ensureChromium(), args });
 }

@@ -4,7 +4,7 @@
 // and a token endpoint taking client_secret_basic. Its RS256 signing key is made here, so a test can sign
 // tokens of its own with the very key (and kid) the OP publishes.
 import type { Subprocess } from "bun";
-import { exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from "jose";
+import { exportJWK, exportSPKI, generateKeyPair, importJWK, SignJWT, type JWK } from "jose";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 
@@ -27,7 +27,7 @@ export interface StartedOp {
   jwksUrl: string;
   /** The kid the OP signs with now. */
   kid(): string;
-  /** An ID token signed with the OP's current key: iss, iat and exp (+10 min) by default; `claims` override them (undefined drops one), `header` overrides alg/kid/typ ("none" gives an unsigned token). */
+  /** An ID token signed with the OP's current key: iss, iat and exp (+10 min) by default; `claims` override them (undefined drops one), `header` overrides alg/kid/typ: RS384/PS256 etc. sign with the same key, "none" gives an unsigned token, HS256 an HMAC keyed with the public key's PEM (algorithm confusion). */
   sign(claims: Record<string, unknown>, header?: Record<string, unknown>): Promise<string>;
   /** A new signing key (new kid): the OP restarts on the same port, publishing the old key too with keepOld. */
   rotate(opts?: { keepOld?: boolean }): Promise<void>;
@@ -56,6 +56,12 @@ async function newSigningKey(): Promise<SigningKey> {
   const { privateKey } = await generateKeyPair("RS256", { extractable: true });
   const kid = `k-${crypto.randomUUID()}`;
   return { kid, jwk: { ...(await exportJWK(privateKey)), kid, alg: "RS256", use: "sig" } };
+}
+
+/** The public half of an RSA private JWK, as the OP publishes it. */
+function publicJwk(jwk: JWK): JWK {
+  const { kty, n, e, kid, alg, use } = jwk;
+  return { kty, n, e, kid, alg, use };
 }
 
 interface Child {
@@ -141,7 +147,10 @@ export async function startOp(opts: StartOpOptions): Promise<StartedOp> {
         const part = (value: object) => Buffer.from(JSON.stringify(value)).toString("base64url");
         return `${part(protectedHeader)}.${part(payload)}.`;
       }
-      const key = await importJWK(current.jwk, protectedHeader.alg);
+      // HS*: the classic algorithm-confusion forgery, keyed with the OP's public key as PEM text.
+      const key = protectedHeader.alg.startsWith("HS")
+        ? new TextEncoder().encode(await exportSPKI((await importJWK(publicJwk(current.jwk), "RS256")) as CryptoKey))
+        : await importJWK(current.jwk, protectedHeader.alg);
       return new SignJWT(payload).setProtectedHeader(protectedHeader).sign(key);
     },
     async rotate(rotateOpts = {}) {
@@ -172,7 +181,13 @@ export async function startOp(opts: StartOpOptions): Promise<StartedOp> {
   };
 }
 
-/** In a page showing the OP's login form: signs in as `login` (an account's sub), then passes the consent page if one comes; resolves once the browser has left the OP. */
+/**
+ * In a page showing the OP's login form: signs in as `login` (an account's sub), then passes the consent
+ * page if one comes; resolves once the browser has left the OP. The OP keeps a session per browser
+ * context, so a second sign-in in the same context goes straight back without any form: use a new
+ * context for a fresh one. An unknown login ends on the OP's error page (server_error), and that
+ * context's session stays broken.
+ */
 export async function signInAtOp(page: Page, issuer: string, login: string): Promise<void> {
   const atOp = () => page.url().startsWith(`${issuer}/`);
   await page.fill('input[name="login"]', login);
