@@ -34,15 +34,15 @@ export function chooserPage(providers: readonly string[]): Response {
 /** The key, shown after a sign-in; signing in again shows the same key, Refresh replaces it. */
 export function keyPage(key: ExchangedKey, provider: string, headers: Record<string, string>): Response {
   const expires = new Date(key.expires_at * 1000).toISOString();
-  const rows: [string, string][] = [
-    ["Identity", key.identity],
-    ["Team", key.team],
-    ["Group", key.group],
-    ["Key id", key.key_id],
-    ["Expires", expires],
-    ["Base URL", key.base_url ?? "(public_url is not set)"],
+  const rows: [id: string, name: string, value: string][] = [
+    ["identity", "Identity", key.identity],
+    ["team", "Team", key.team],
+    ["group", "Group", key.group],
+    ["key-id", "Key id", key.key_id],
+    ["expires", "Expires", expires],
+    ["base-url", "Base URL", key.base_url ?? "(public_url is not set)"],
   ];
-  const list = rows.map(([name, value]) => `<dt>${name}</dt><dd><code>${escapeHtml(value)}</code></dd>`).join("");
+  const list = rows.map(([id, name, value]) => `<dt>${name}</dt><dd><code id="${id}">${escapeHtml(value)}</code></dd>`).join("");
   const body =
     `<p>Your key (copy it now; signing in again shows the same key):</p><pre id="key">${escapeHtml(key.token)}</pre><dl>${list}</dl>` +
     `<p>Point your tools at the base URL with this key as their API key.</p>` +

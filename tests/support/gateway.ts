@@ -113,3 +113,11 @@ export async function startGateway(configYaml: string | undefined, options: { en
 
 /** A response body as JSON, loosely typed: tests assert its shape themselves. */
 export const json = (response: Response): Promise<any> => response.json();
+
+/** A loopback port free a moment ago: for a config that must name its own address (public_url) before it starts. */
+export function freePort(): number {
+  const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = probe.port;
+  probe.stop(true);
+  return port;
+}
