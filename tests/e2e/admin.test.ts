@@ -69,7 +69,7 @@ describe("GET /info", () => {
     expect(info.version).toMatch(/^\d+\.\d+\.\d+/);
     // commit and target: the same the binary's --version prints ("gateway 0.1.0 (commit 1a2b3c4, linux-x64)").
     const [, commit, target] = /\(commit (\S+), (\S+)\)$/.exec((await runGateway(["--version"])).stdout.trim()) ?? [];
-    expect(info.build).toEqual({ auth_modules: ["admin-tokens", "keys", "tokens"], hook_plugins: ["http-gate", "regex-redact"], weighted_floor: true, commit, target });
+    expect(info.build).toEqual({ auth_modules: ["admin-tokens", "forge", "keys", "oidc", "tokens"], hook_plugins: ["http-gate", "regex-redact"], weighted_floor: true, commit, target });
     expect(commit).toMatch(/^([0-9a-f]{7,}(-dirty)?|unknown)$/);
     expect(info.started_at).toBeGreaterThanOrEqual(bootedAt - 1);
     expect(info.started_at).toBeLessThanOrEqual(Math.floor(Date.now() / 1000));

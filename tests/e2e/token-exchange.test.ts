@@ -7,11 +7,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { json, LISTEN_ANY, startGateway, type RunningGateway } from "../support/gateway.ts";
+import { json, LISTEN_ANY, ROOT, startGateway, type RunningGateway } from "../support/gateway.ts";
 import { expectNativeRefusal, nativeCalls } from "../support/native-refusal.ts";
 import { startOp, type StartedOp } from "../support/oidc-op.ts";
 import { SDK_CLIENTS } from "../support/sdk-clients.ts";
 import { makeTlsDir } from "../support/tls.ts";
+import { blocksUnder } from "../support/doc-blocks.ts";
 
 const ENV = { GW_SIGNING_KEY: "e2e-exchange-signing-key-7c1d02", GW_ADMIN: "e2e-exchange-admin-55e1", GW_UNUSED_SECRET: "never-shown-9f3a" };
 const PUBLIC_URL = "https://gateway.example.test";
@@ -200,6 +201,13 @@ describe("POST /auth/token", () => {
     expect((await json(await admin("/keys?limit=500"))).items.length).toBe(before);
     expect(gw.logs.some((line) => line.includes("identity provider unreachable") && line.includes("down"))).toBe(true);
     expect(gw.logs.join("\n")).not.toContain(good);
+  });
+
+  test("docs/identity.md's command, as printed, exchanges a held token", async () => {
+    const [block] = blocksUnder(ROOT, "docs/identity.md", "Exchanging a token you already hold");
+    const run = Bun.spawnSync(["bash", "-ec", block!.text], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", GATEWAY_URL: gw.data, ID_TOKEN: await idToken("nina", ["ml-team"]) } });
+    expect(run.exitCode).toBe(0);
+    expect(JSON.parse(run.stdout.toString())).toMatchObject({ identity: "user:nina", team: "ml", group: "user:nina@ml" });
   });
 
   test("ca_cert_pem: a provider behind a private CA is trusted for that provider only", async () => {
