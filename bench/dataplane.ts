@@ -4,7 +4,7 @@
 //   npm run build && npx bun bench/dataplane.ts [--duration 5] [--warmup 1] [--probe 2] [--chunking first]
 //                                              [--gateway dist/gateway] [--startup-runs 10] [--json-out FILE]
 //                                              [--scenarios same-nonstream,...] [--conns 1,64,256] [--protocols all]
-//                                              [--governance] [--reps 3]
+//                                              [--governance] [--oidc] [--hooks] [--reps 3]
 //
 // The default run (~5 minutes): OpenAI -> OpenAI and OpenAI -> Anthropic, non-stream and stream, at 1
 // and 64 connections, and 256 concurrent OpenAI streams for peak RSS. `--protocols all` adds, at 64
@@ -24,7 +24,7 @@ import { cpus, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { EventStreamReader } from "../src/transport/eventstream.ts";
-import { AWS, GATEWAY_ENV, GOVERNANCE_ENV, GOVERNANCE_YAML, mintKey, providersYaml } from "./gateway-config.ts";
+import { AWS, benchIssuer, GATEWAY_ENV, GOVERNANCE_ENV, GOVERNANCE_YAML, mintKey, oidcYaml, providersYaml } from "./gateway-config.ts";
 import { hookConfig } from "./hook-plugins.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
@@ -51,6 +51,12 @@ const { values: opts } = parseArgs({
      * within 10% of the open-door gateway's, its throughput at least 90% (issues 6 and 15).
      */
     governance: { type: "boolean", default: false },
+    /**
+     * Adds `oidc` (and `governed`, which it is judged against): a gateway whose auth.chain names an OIDC
+     * provider, called with an ID token (a cached decision after the first request). Judged on the default
+     * scenarios at 64 connections: CPU per request within 1.1x of the virtual key's (issue 18).
+     */
+    oidc: { type: "boolean", default: false },
     /**
      * Adds `gated` and `tapped`: gateways with one no-op gate hook, or one no-op tap, on every pool (signed
      * plugins: bench/hook-plugins.ts). Judged like `governed`: CPU per request within 1.15x (gate) and
@@ -270,7 +276,7 @@ class RawClient {
 }
 
 // --- what is measured ------------------------------------------------------------------------------------
-type TargetName = "direct" | "floor" | "gateway" | "governed" | "gated" | "tapped";
+type TargetName = "direct" | "floor" | "gateway" | "governed" | "oidc" | "gated" | "tapped";
 type Protocol = "openai" | "anthropic" | "responses" | "gemini" | "bedrock" | "cohere";
 type ScenarioId = string;
 interface Scenario {
@@ -347,11 +353,13 @@ const CELLS = ([
 const runsIn = (s: Scenario, cell: { conns: number }) =>
   cell.conns === CONNS_PEAK ? s.id === PEAK_SCENARIO : !s.extended || cell.conns === CONNS_HIGH || opts.conns !== undefined;
 /** Second gateways, each judged against the open door (`gateway`) on the default run's scenarios at 64 connections, so they run there only. */
-const BESIDE: TargetName[] = [...(opts.governance ? (["governed"] as const) : []), ...(opts.hooks ? (["gated", "tapped"] as const) : [])];
+const BESIDE: TargetName[] = [...(opts.governance || opts.oidc ? (["governed"] as const) : []), ...(opts.oidc ? (["oidc"] as const) : []), ...(opts.hooks ? (["gated", "tapped"] as const) : [])];
 const TARGETS: TargetName[] = ["direct", "floor", "gateway", ...BESIDE];
 const targetsIn = (s: Scenario, cell: { conns: number }) => TARGETS.filter((t) => !BESIDE.includes(t) || (!s.extended && cell.conns === CONNS_HIGH));
 /** The minted key of the governed gateway, set once it is up. */
 let governedKey = "";
+/** The ID token the oidc gateway is called with. */
+let oidcToken = "";
 
 /** Path and how each target is reached, per protocol; the model is an alias (floor, gateway) or the upstream's (direct). */
 const UPSTREAM_MODEL: Record<Protocol, string> = {
@@ -377,6 +385,7 @@ function describe(target: TargetName, s: Scenario): string {
   const egressBody = `${PROTOCOL_NAMES[s.egress]} body`;
   if (target === "direct") return `client -> upstream ${egressPath}, ${egressBody}${isCross(s) ? " of the same request" : ""}${s.egress === "bedrock" ? ", unsigned" : ""}`;
   if (target === "governed") return `as **gateway**, through a second gateway with auth.chain [keys] and a three-level group chain with limits, with a minted virtual key`;
+  if (target === "oidc") return `as **governed**, but auth.chain names an OIDC provider and the request carries an ID token (RS256; cached decision)`;
   if (target === "gated" || target === "tapped") return `as **gateway**, through a second gateway with one no-op ${target === "gated" ? "gate hook" : "tap (at response)"} on every pool, a signed plugin`;
   if (target === "floor")
     return `client -> floor -> upstream ${egressPath}, ${egressBody}${isCross(s) ? " relayed untranslated (a floor cannot translate)" : ""}${s.egress === "bedrock" ? ", SigV4-signed by the floor" : ""}`;
@@ -444,7 +453,7 @@ interface RequestSpec {
 function requestFor(target: TargetName, s: Scenario, addresses: Partial<Record<TargetName, string>>): RequestSpec {
   const speaks = target === "gateway" || BESIDE.includes(target) ? s.ingress : s.egress;
   const model = target === "direct" ? UPSTREAM_MODEL[s.egress] : ALIAS[s.egress];
-  const headers = target === "governed" ? withKey(speaks, governedKey) : HEADERS[speaks];
+  const headers = target === "governed" ? withKey(speaks, governedKey) : target === "oidc" ? withKey(speaks, oidcToken) : HEADERS[speaks];
   return { address: addresses[target]!, path: pathOf(speaks, model, s.stream), body: bodyOf(speaks, model, s.stream), headers, answers: speaks };
 }
 /** The protocol's own headers with the virtual key where its SDK puts a credential (Bedrock: Bearer). */
@@ -764,7 +773,21 @@ ${providersYaml(upstreamAddress)}models:
   const addresses: { direct: string; floor: string; gateway: string } & Partial<Record<TargetName, string>> = { direct: upstreamAddress, floor: (await floor.ready).data, gateway: (await gateway.ready).data };
   const pids: { direct: number; floor: number; gateway: number } & Partial<Record<TargetName, number>> = { direct: upstream.proc.pid, floor: floor.proc.pid, gateway: gateway.proc.pid };
   let governed: Child | undefined;
-  if (opts.governance) {
+  let oidc: Child | undefined;
+  let issuer: Awaited<ReturnType<typeof benchIssuer>> | undefined;
+  if (opts.oidc) {
+    issuer = await benchIssuer();
+    oidcToken = issuer.token;
+    const dir = join(tmp, "oidc");
+    mkdirSync(dir);
+    const file = gatewayConfig(dir);
+    writeFileSync(file, readFileSync(file, "utf8") + oidcYaml(issuer.issuer));
+    oidc = spawnChild("oidc", ["taskset", "-c", PROXY_CORE, gatewayBin, "--config", file], { ...GATEWAY_ENV, ...GOVERNANCE_ENV }, dir, /^gateway started$/);
+    addresses.oidc = (await oidc.ready).data;
+    pids.oidc = oidc.proc.pid;
+    log(`oidc gateway ${addresses.oidc}, issuer ${issuer.issuer}`);
+  }
+  if (opts.governance || opts.oidc) {
     const dir = join(tmp, "governed");
     mkdirSync(dir);
     const file = gatewayConfig(dir);
@@ -967,6 +990,8 @@ ${providersYaml(upstreamAddress)}models:
   await stopChild(floor);
   await stopChild(gateway);
   if (governed) await stopChild(governed);
+  if (oidc) await stopChild(oidc);
+  issuer?.stop();
   for (const child of hooked) await stopChild(child);
 
   // Cold start, spawn to the first proxied chat request answered (proxy on its core, the upstream warm).
@@ -1158,6 +1183,13 @@ function report(data: {
       const name = `governed (key + 3-level group chain) vs open door, ${scenario.label}, ${CONNS_HIGH} conns`;
       ratioTarget(`${name}: CPU per request (µs; "floor" column = open door)`, governed, open, cpu, 1.1, false, true, "open door");
       ratioTarget(`${name}: throughput (req/s; "floor" column = open door)`, governed, open, rps, 0.9, true, true, "open door");
+    }
+  // OIDC on every request (issue 18): a cached ID-token decision against a virtual key's check.
+  if (opts.oidc)
+    for (const scenario of SCENARIOS.filter((s) => !s.extended)) {
+      const keyed = same(scenario.id, "governed", CONNS_HIGH);
+      const name = `oidc (cached ID token) vs governed (virtual key), ${scenario.label}, ${CONNS_HIGH} conns`;
+      ratioTarget(`${name}: CPU per request (µs; "floor" column = governed)`, same(scenario.id, "oidc", CONNS_HIGH), keyed, cpu, 1.1, false, true, "governed");
     }
   // Hooks (issue 17): one no-op gate, or one tap, on every pool, against the open door at 64 connections.
   if (opts.hooks)

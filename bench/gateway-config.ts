@@ -45,3 +45,38 @@ export async function mintKey(admin: string): Promise<string> {
   if ((minted.status !== 200 && minted.status !== 201) || !view.token) throw new Error(`minting a key: ${minted.status} ${JSON.stringify(view)}`);
   return view.token;
 }
+
+/**
+ * The `oidc` target: the governed gateway's groups, but `auth.chain` names an OIDC provider whose issuer
+ * the benchmark serves itself (discovery and a key set on loopback, fetched once); requests carry an ID
+ * token, so what is measured is a cached OIDC decision against a key's check. The person lands on
+ * bench-team (default_team): their leaf `user:bench@bench-team` makes the same three levels as bench-dev.
+ */
+export const oidcYaml = (issuer: string) =>
+  GOVERNANCE_YAML.replace("  chain: [keys]\n", "  chain: [bench-idp]\n") +
+  `default_team: bench-team
+identity-providers:
+  bench-idp: {module: oidc, settings: {issuer: "${issuer}", audience: bench}}
+`;
+
+/** A loopback OpenID issuer (discovery and JWKS only) and a long-lived ID token it signed for `bench`. */
+export async function benchIssuer(): Promise<{ issuer: string; token: string; stop(): void }> {
+  const { SignJWT, exportJWK, generateKeyPair } = await import("jose");
+  const { privateKey, publicKey } = await generateKeyPair("RS256");
+  const jwk = { ...(await exportJWK(publicKey)), kid: "bench", alg: "RS256", use: "sig" };
+  let issuer = "";
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch(request) {
+      const path = new URL(request.url).pathname;
+      if (path === "/.well-known/openid-configuration") return Response.json({ issuer, jwks_uri: `${issuer}/jwks`, authorization_endpoint: `${issuer}/auth`, token_endpoint: `${issuer}/token` });
+      if (path === "/jwks") return Response.json({ keys: [jwk] });
+      return new Response("not found", { status: 404 });
+    },
+  });
+  issuer = `http://127.0.0.1:${server.port}`;
+  const now = Math.floor(Date.now() / 1000);
+  const token = await new SignJWT({ sub: "bench", aud: "bench" }).setProtectedHeader({ alg: "RS256", kid: "bench" }).setIssuer(issuer).setIssuedAt(now).setExpirationTime(now + 86_400).sign(privateKey);
+  return { issuer, token, stop: () => server.stop(true) };
+}

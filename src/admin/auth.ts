@@ -23,8 +23,10 @@ function adminAuthView(snapshot: Snapshot) {
 
 /** Why a chain may not be set, or undefined when it may. */
 function unsafeChain(modules: readonly string[], allowOpen: boolean, snapshot: Snapshot): string | undefined {
-  const unknown = modules.filter((m) => !(m in ADMIN_MODULES));
-  if (unknown.length > 0) return `/modules: unknown admin auth module ${unknown.map((m) => JSON.stringify(m)).join(", ")} (this build has: ${Object.keys(ADMIN_MODULES).join(", ")})`;
+  // An identity-provider instance is a module too; the config check then judges it (a forge, max_admin_scope: none).
+  const instances = snapshot.identity.providers.map((p) => p.name);
+  const unknown = modules.filter((m) => !(m in ADMIN_MODULES) && !instances.includes(m));
+  if (unknown.length > 0) return `/modules: unknown admin auth module ${unknown.map((m) => JSON.stringify(m)).join(", ")} (this build has: ${[...Object.keys(ADMIN_MODULES), ...instances].join(", ")})`;
   if (new Set(modules).size !== modules.length) return "/modules: a module is named twice";
   if (modules.length === 0 && !allowOpen) return "/modules: [] opens the admin plane to anyone who can reach it (full authority); send allow_open: true to mean it";
   if (modules.length > 0 && modules.every((m) => m === "admin-tokens") && snapshot.auth.adminTokens.length === 0) {

@@ -3,6 +3,7 @@
 import type { KeyChanges, NewKey } from "../governance/keys.ts";
 import type { KeyCursor } from "../store/keys.ts";
 import { durationSecs } from "../config/duration.ts";
+import { MAX_EXPIRES_AT } from "../governance/token.ts";
 import { CreateKeyReq, UpdateKeyReq } from "./key-views.ts";
 import { decodeCursor, encodeCursor, pageLimit } from "./pages.ts";
 
@@ -16,11 +17,6 @@ const REMOVED_MEMBERS = ["max_budget_cents", "rpm_limit", "tpm_limit", "budget_p
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
-/**
- * The latest expiry a key may have: 9999-12-31T23:59:59Z. Past it a date no longer formats (1e300 was
- * a 500) and a second count is no longer exact.
- */
-export const MAX_EXPIRES_AT = 253_402_300_799;
 
 /** C0 and C1 control characters and DEL: they forge log lines and break metric labels and terminals. */
 const CONTROL = /\p{Cc}/u;

@@ -6,6 +6,12 @@
 export const TOKEN_PREFIX = "gwk_";
 const VERSION = 1;
 
+/**
+ * The latest expiry a key may have: 9999-12-31T23:59:59Z. Past it a date no longer formats (1e300 was
+ * a 500) and a second count is no longer exact.
+ */
+export const MAX_EXPIRES_AT = 253_402_300_799;
+
 export interface TokenClaims {
   readonly kid: string;
   readonly sub: string;

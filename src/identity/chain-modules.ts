@@ -23,8 +23,16 @@ interface Decision<P> {
   readonly until: number;
 }
 
-/** Compact JWS: three base64url parts, a JSON header (`eyJ`). Anything else is another module's credential. */
-const looksLikeJwt = (token: string) => token.startsWith("eyJ") && token.split(".", 4).length === 3;
+/**
+ * Compact JWS: a JSON header (`eyJ`) and three parts. Anything else is another module's credential. Read
+ * in place (no split): every request with an ID token runs it.
+ */
+function looksLikeJwt(token: string): boolean {
+  if (!token.startsWith("eyJ")) return false;
+  const first = token.indexOf(".");
+  const second = first === -1 ? -1 : token.indexOf(".", first + 1);
+  return second !== -1 && token.indexOf(".", second + 1) === -1;
+}
 
 /**
  * The oidc instances a chain entry stands for, narrowed by the token's (unverified) issuer to one. jose

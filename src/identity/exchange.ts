@@ -6,11 +6,10 @@
 // Keys are minted through KeyService (audited under the identity), their group the person's leaf under
 // the team, provisioned from the team's child_default by the mint rules.
 import type { ConfigHolder } from "../config/snapshot.ts";
-import { MAX_EXPIRES_AT } from "../admin/key-requests.ts";
 import { GatewayError } from "../http/errors.ts";
 import { keyState, type KeyRegistry } from "../governance/key-registry.ts";
 import type { KeyService } from "../governance/keys.ts";
-import { exchangedKeyId, mintToken } from "../governance/token.ts";
+import { exchangedKeyId, MAX_EXPIRES_AT, mintToken } from "../governance/token.ts";
 import type { GroupResolver } from "../governance/types.ts";
 import type { KeyRecord } from "../store/keys.ts";
 import { leafGroup, teamFor, type TeamConfig } from "./team.ts";

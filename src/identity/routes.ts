@@ -1,7 +1,9 @@
-// The token exchange's routes on the data listener (design/identity.md): never behind auth.chain, and
-// ahead of the direct route POST /{provider}/{model}, which `/auth/token` would otherwise reach. POST
-// /auth/token trades a verified ID token for the person's key; /refresh starts a new generation. Every
-// answer is `Cache-Control: no-store`: it may carry a key, and a refusal must not be replayed by a proxy.
+// The token exchange's routes on the data listener (design/identity.md, docs/identity.md): never behind
+// auth.chain, and ahead of the direct route POST /{provider}/{model}, which `/auth/token` would otherwise
+// reach. POST /auth/token trades a verified ID token for the person's key; /refresh starts a new
+// generation. GET /auth/token, /auth/login/<p> and /auth/callback/<p> are the browser sign-in: the
+// chooser, the redirect to the provider with a signed state cookie, and the key page. Every answer is
+// `Cache-Control: no-store`: it may carry a key, and a refusal must not be replayed by a proxy.
 import type { ConfigHolder } from "../config/snapshot.ts";
 import { controller } from "../http/elysia.ts";
 import { BodyReadTimeout, readWithin } from "../http/body-deadline.ts";

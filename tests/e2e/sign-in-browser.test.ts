@@ -260,3 +260,15 @@ describe("callbacks that must issue nothing", () => {
     expect(gw.logs.join("\n")).not.toContain(ENV.FORGE_SECRET);
   });
 });
+
+describe("secrets", () => {
+  test("neither client secret is in any admin view, audit entry or log line", async () => {
+    for (const path of ["/config", "/config/settings", "/auth", "/admin-auth", "/audit?limit=500", "/keys?limit=500", "/info"]) {
+      const answer = await fetch(`${gw.admin}${path}`, { headers: { "x-admin-token": ENV.GW_ADMIN } });
+      expect({ path, status: answer.status }).toEqual({ path, status: 200 });
+      const text = await answer.text();
+      for (const secret of [ENV.OP_SECRET, ENV.FORGE_SECRET]) expect({ path, leaked: text.includes(secret) }).toEqual({ path, leaked: false });
+    }
+    for (const secret of [ENV.OP_SECRET, ENV.FORGE_SECRET]) expect(gw.logs.join("\n")).not.toContain(secret);
+  });
+});

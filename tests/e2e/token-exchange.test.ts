@@ -64,6 +64,7 @@ identity-providers:
       ca_cert_pem: |
         ${indentedCa}
   untrusted: {module: oidc, settings: {issuer: "${privateOp.issuer}", audience: other}}
+  sealed: {module: oidc, settings: {issuer: "https://sealed.example", audience: gw}, max_admin_scope: none}
 `),
     { env: ENV },
   );
@@ -103,8 +104,12 @@ interface Exchanged {
   base_url: string;
 }
 
+/** Every key the exchange answered, to prove none is logged. */
+const issued = new Set<string>();
+
 async function exchanged(answer: Response): Promise<Exchanged> {
   const body = await json(answer);
+  if (typeof body.token === "string") issued.add(body.token);
   expect({ status: answer.status, body }).toMatchObject({ status: 200 });
   expect(answer.headers.get("cache-control")).toBe("no-store");
   return body as Exchanged;
@@ -275,6 +280,12 @@ describe("oidc in auth.chain: an ID token on every data-plane request", () => {
     expect((await chat(gw.data, good)).status).toBe(200);
   });
 
+  test("a person with no team (no binding, no default_team) is refused in the caller's permission shape", async () => {
+    const token = await idToken("mona", ["nobody-binds-this"]);
+    for (const [name, call] of Object.entries(nativeCalls(() => short.data))) await expectNativeRefusal(name, await call(token), "permission");
+    expect((await chat(short.data, await idToken("mona", ["ml-team"]))).status).toBe(200);
+  });
+
   test("a rotated key set is picked up without a restart, and a flood of unknown kids makes no refetch storm", async () => {
     expect((await chat(gw.data, await idToken("liam", ["ml-team"]))).status).toBe(200);
     await op.rotate();
@@ -296,11 +307,6 @@ describe("oidc in auth.chain: an ID token on every data-plane request", () => {
     expect((await op.jwksFetches()) - afterRotation).toBeLessThanOrEqual(1);
   }, 20_000);
 
-  test("a person with no team (no binding, no default_team) is refused in the caller's permission shape", async () => {
-    const token = await idToken("mona", ["nobody-binds-this"]);
-    for (const [name, call] of Object.entries(nativeCalls(() => short.data))) await expectNativeRefusal(name, await call(token), "permission");
-    expect((await chat(short.data, await idToken("mona", ["ml-team"]))).status).toBe(200);
-  });
 });
 
 describe("the admin plane through OIDC", () => {
@@ -322,8 +328,26 @@ describe("the admin plane through OIDC", () => {
     expect(JSON.stringify(entries)).not.toContain(full);
   });
 
+  test("PUT /admin-auth naming a max_admin_scope: none instance is 400, nothing applied; an oidc instance is taken", async () => {
+    const refused = await admin("/admin-auth", { method: "PUT", body: JSON.stringify({ modules: ["admin-tokens", "sealed"] }) });
+    expect(refused.status).toBe(400);
+    expect((await json(refused)).error.message).toContain("max_admin_scope: none");
+    expect((await json(await admin("/admin-auth"))).modules).toEqual(["admin-tokens", "corp"]);
+    // An instance name is a module the chain may take.
+    const put = await admin("/admin-auth", { method: "PUT", body: JSON.stringify({ modules: ["corp", "admin-tokens"] }) });
+    expect(put.status).toBe(200);
+    expect(await json(put)).toMatchObject({ configured: true, modules: ["corp", "admin-tokens"], applied: true });
+  });
+
   test("an unsigned or foreign token is not an admin credential (401)", async () => {
     expect((await admin("/groups", {}, await op.sign({ sub: "olga", aud: "gw", groups: ["gw-admins"] }, { alg: "none" }))).status).toBe(401);
     expect((await admin("/groups", {}, await op.sign({ sub: "olga", aud: "gw", groups: ["gw-admins"], iss: "https://evil.example" }))).status).toBe(401);
   });
+});
+
+test("no exchanged key and no ID token appears in either gateway's log", async () => {
+  expect(issued.size).toBeGreaterThan(5);
+  const logs = [...gw.logs, ...short.logs].join("\n");
+  for (const token of issued) expect(logs).not.toContain(token);
+  expect(logs).not.toContain("eyJ");
 });

@@ -34,4 +34,26 @@ describe("identity-provider config checks", () => {
     expect(errorsOf("auth: {chain: [oidc]}\n")).toContain('auth.chain[0]: "oidc" stands for every oidc identity provider, and none is configured');
     expect(errorsOf(`auth: {chain: [oidc]}\nidentity-providers: {corp: {${OIDC}}}\n`).filter((e) => e.includes("stands for"))).toEqual([]);
   });
+
+  test("a plaintext client_secret is refused without repeating it, over every way a config is judged", () => {
+    const yaml = `public_url: https://gw.example\nauth: {signing_key: {env: K}}\nidentity-providers: {corp: {${OIDC}, browser_login: {client_secret: plain-client-secret-value}}}\n`;
+    const errors = errorsOf(yaml);
+    expect(errors.some((e) => e.startsWith("identity-providers.corp.browser_login.client_secret: expected a secret reference"))).toBe(true);
+    expect(errors.join("\n")).not.toContain("plain-client-secret-value");
+  });
+
+  test("each module's settings are checked by its schema, with their paths", () => {
+    const errors = errorsOf(`auth: {signing_key: {env: K}}\nidentity-providers: {corp: {module: oidc, settings: {issuer: not-a-url, audience: gw, role_claim: 7, colour: blue}}, forge: {module: forge, settings: {scopes: "read:org", fetch_orgs: maybe}, browser_login: {client_secret: {env: F}}}}\n`);
+    for (const expected of ["identity-providers.corp.settings.issuer:", "identity-providers.corp.settings.role_claim:", "identity-providers.corp.settings.colour:", "identity-providers.forge.settings.client_id:", "identity-providers.forge.settings.scopes:", "identity-providers.forge.settings.fetch_orgs:"]) {
+      expect({ expected, found: errors.some((e) => e.startsWith(expected)) }).toEqual({ expected, found: true });
+    }
+  });
+
+  test("a forge provider needs browser_login; an instance may not take a built-in module's name; identity providers need a signing key", () => {
+    const errors = errorsOf(`identity-providers: {forge: {module: forge, settings: {client_id: c}}, keys: {${OIDC}}}\n`);
+    expect(errors).toContain("identity-providers.forge.browser_login: required: a forge provider signs people in only through the browser (it verifies no token)");
+    expect(errors.some((e) => e.startsWith('identity-providers.keys: "keys" is a built-in auth module'))).toBe(true);
+    const loaded = loadConfigText(BASE + `identity-providers: {corp: {${OIDC}}}\n`, "t.yaml", { env: {} });
+    expect(loaded.ok ? [] : loaded.errors).toContain("auth.signing_key: identity providers issue keys, which need a signing key");
+  });
 });
