@@ -195,8 +195,8 @@ const GroupCfg = Strict({
 });
 
 const IdentityProviderCfg = Strict({
-  module: Type.String({ minLength: 1, description: "oidc | forge | <auth plugin>" }),
-  settings: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { default: {}, description: "module settings, checked by the module (oidc needs issuer and audience; forge needs client_id)" })),
+  module: Type.String({ minLength: 1, description: "oidc | forge (auth plugins are not loaded by this build)" }),
+  settings: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { default: {}, description: "module settings, checked by the module's schema (oidc: issuer, audience, role_claim, jwks_url, ca_cert_pem; forge: client_id, scopes, api_base, authorize_base, token_base, fetch_orgs, ca_cert_pem; docs/identity.md)" })),
   browser_login: Type.Optional(Strict({ client_secret: SecretRef, client_id: Type.Optional(Type.String({ minLength: 1 })) }, { "x-secret": true })),
   max_admin_scope: Type.Optional(Enum(["none", "read-only", "full"], { default: "read-only" })),
 });
