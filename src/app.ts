@@ -23,9 +23,16 @@ import { buildGroupGovernance, type GroupGovernance } from "./governance/group-s
 import type { KeyInfo } from "./governance/usage.ts";
 import { HookRuntime, HooksNotLoaded } from "./hooks/runtime.ts";
 import type { HookModuleLoader } from "./hooks/types.ts";
+import { TelemetryHub } from "./telemetry/hub.ts";
+import { accessLine } from "./telemetry/access-line.ts";
 
 /** The governance services (keys, audit, auth cache) are built here from the store, not passed in. */
-export type AppDeps = Omit<AdminDeps, "keys" | "authCache" | "audit" | "store" | "groups" | "usage" | "hookRuntime"> & { readonly store: SqliteStore; readonly hookLoader?: HookModuleLoader };
+export type AppDeps = Omit<AdminDeps, "keys" | "authCache" | "audit" | "store" | "groups" | "usage" | "hookRuntime" | "telemetry"> & {
+  readonly store: SqliteStore;
+  readonly hookLoader?: HookModuleLoader;
+  /** `text`: an access line per model request on stderr. */
+  readonly logFormat?: "json" | "text";
+};
 
 export async function buildApps(deps: AppDeps, random: () => number = Math.random) {
   let grouped: GroupGovernance | undefined;
@@ -60,13 +67,14 @@ export async function buildApps(deps: AppDeps, random: () => number = Math.rando
   if (unloadable.length > 0) throw new HooksNotLoaded(unloadable);
   hooks.load(deps.holder.current);
   deps.holder.onSwap((next) => hooks.load(next));
-  const adminDeps: AdminDeps = { ...deps, keys: governance.keys, authCache: governance.cache, identity: governance.identity, audit: governance.audit, groups: groups.groups, usage: groups.usage, hookRuntime: hooks };
+  const telemetry = new TelemetryHub(deps.logger, deps.logFormat === "text" ? accessLine : undefined);
+  const adminDeps: AdminDeps = { ...deps, telemetry, keys: governance.keys, authCache: governance.cache, identity: governance.identity, audit: governance.audit, groups: groups.groups, usage: groups.usage, hookRuntime: hooks };
   groups.usage.registerMetrics(metrics.registry);
   // Started by the boot (main.ts), so apps built in tests run no timers.
   const health = new HealthProber(() => deps.holder.current, routing, laneProbe(deps.holder), deps.logger);
   // Boot-scoped: the cap of the snapshot the process started with (the config lifecycle keeps it so).
   const inbound = new InboundLimit(deps.holder.current.config.limits?.max_inbound_concurrent ?? 4096);
-  const data = withCors(dataHandlers({ ...deps, metrics, routing, auth: governance.ingressAuth, metering: groups.metering, inbound, hooks }), () => deps.holder.current, foreignOrigin);
+  const data = withCors(dataHandlers({ ...deps, metrics, routing, auth: governance.ingressAuth, metering: groups.metering, inbound, hooks, telemetry }), () => deps.holder.current, foreignOrigin);
   const admin = { fetch: adminFetch(adminDeps), routes: {}, tooLarge: defaultTooLarge };
   // Both routers are built, and the protocols no request has needed yet loaded, on first use; the boot
   // calls this once the listeners have served their first requests.
@@ -77,7 +85,7 @@ export async function buildApps(deps: AppDeps, random: () => number = Math.rando
   // SIGHUP's reload (main.ts): POST /config/reload's audited change, with the signal as its principal.
   // Loaded with the admin router (admin/router.ts), not at start.
   const reloadFile: ReloadFile = async (principal, refused) => (await import("./admin/config-changes.ts")).reloadConfigFile(adminDeps, principal, undefined, refused);
-  return { data, admin, warm, routing, health, metering: groups.metering, reloadFile, hooks };
+  return { data, admin, warm, routing, health, metering: groups.metering, reloadFile, hooks, telemetry };
 }
 
 /** A browser origin the data plane does not serve: 403 in the path's protocol shape where it has one. */

@@ -12,6 +12,8 @@ export interface CliOptions {
   readonly version: boolean;
   readonly help: boolean;
   readonly logLevel: LogLevel;
+  /** `text`: readable log lines and an access line per model request, for a terminal. */
+  readonly logFormat: "json" | "text";
   /** The data-plane address: --listen, else $GATEWAY_LISTEN; over the config's `listen`. */
   readonly listen: string | undefined;
   /** --admin-listen, else $GATEWAY_ADMIN_LISTEN; over the config's `admin_listen`. */
@@ -38,10 +40,12 @@ Options:
                            line names the one bound. A flag beats its variable, which beats the
                            config file; POST /config/reload and /config/apply keep them
   --log-level LEVEL        debug | info | warn | error (default: info, or $GATEWAY_LOG_LEVEL)
+  --log-format FORMAT      json | text (default: json, or $GATEWAY_LOG_FORMAT); text writes readable
+                           lines and one access line per model request
   --version                print the version, the commit and target it was built from, and exit
   --help                   print this help and exit
 
-Logs are JSON lines on stderr. SIGTERM or SIGINT drains in-flight requests, then exits 0.
+Logs are JSON lines on stderr (text lines with --log-format text). SIGTERM or SIGINT drains in-flight requests, then exits 0.
 Docs: README.md and docs/ in the source tree.
 `;
 
@@ -53,6 +57,7 @@ const OPTIONS = {
   "verify-audit": { type: "boolean" },
   "print-default-config": { type: "boolean" },
   "log-level": { type: "string" },
+  "log-format": { type: "string" },
   listen: { type: "string" },
   "admin-listen": { type: "string" },
   port: { type: "string" },
@@ -66,6 +71,8 @@ export function parseCli(argv: readonly string[], env: Readonly<Record<string, s
   const values = (!options.full && plainArgs(argv)) || parsedArgs(argv);
   const logLevel = values["log-level"] ?? env.GATEWAY_LOG_LEVEL ?? "info";
   if (!(LOG_LEVELS as string[]).includes(logLevel)) throw new CliError(`unknown log level ${JSON.stringify(logLevel)} (one of ${LOG_LEVELS.join(", ")})`);
+  const logFormat = values["log-format"] ?? env.GATEWAY_LOG_FORMAT ?? "json";
+  if (logFormat !== "json" && logFormat !== "text") throw new CliError(`unknown log format ${JSON.stringify(logFormat)} (json or text)`);
   if (values.config === "") throw new CliError("--config needs a path");
   if (values.listen !== undefined && values.port !== undefined) throw new CliError("--listen and --port both set the data-plane address: give one");
   return {
@@ -76,6 +83,7 @@ export function parseCli(argv: readonly string[], env: Readonly<Record<string, s
     version: values.version ?? false,
     help: values.help ?? false,
     logLevel: logLevel as LogLevel,
+    logFormat,
     listen: address(values.listen, "--listen", env.GATEWAY_LISTEN, "GATEWAY_LISTEN"),
     adminListen: address(values["admin-listen"], "--admin-listen", env.GATEWAY_ADMIN_LISTEN, "GATEWAY_ADMIN_LISTEN"),
     port: values.port === undefined ? undefined : portOf(values.port),

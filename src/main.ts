@@ -54,13 +54,13 @@ async function main(argv: readonly string[]): Promise<number> {
   if (cli.check) return check(result, source);
   if (cli.verifyAudit) return verifyAuditCommand(result, source);
 
-  const logger = createLogger({ level: cli.logLevel });
+  const logger = createLogger({ level: cli.logLevel, format: cli.logFormat });
   if (!result.ok) {
     for (const error of result.errors) logger.error("config error", { source, error });
     logger.error("config invalid; not starting", { source, errors: result.errors.length });
     return 1;
   }
-  return run(result.snapshot, source, logger, new BootConfig(located as ConfigSource, boot.base, boot.overlay, boot.settings!, boot.concealed, boot.commandLine));
+  return run(result.snapshot, source, logger, new BootConfig(located as ConfigSource, boot.base, boot.overlay, boot.settings!, boot.concealed, boot.commandLine), cli.logFormat);
 }
 
 /** The file, the overlay over it (gateway.overlay.yaml, from PUT /config/settings), and the first snapshot. */
@@ -163,7 +163,7 @@ function storePathOf(snapshot: Snapshot): string {
   return configuredPath === ":memory:" ? configuredPath : resolvePath(configuredPath);
 }
 
-async function run(snapshot: Snapshot, source: string, logger: Logger, boot: BootConfig): Promise<number> {
+async function run(snapshot: Snapshot, source: string, logger: Logger, boot: BootConfig, logFormat: "json" | "text"): Promise<number> {
   for (const warning of snapshot.warnings) logger.warn(warning, { source });
   // Loaded only when there is something to fetch: a boot without plugins pays nothing for them.
   if ((snapshot.config.plugins?.fetch ?? []).length > 0 && !(await (await import("./plugins/fetch.ts")).fetchAtBoot(snapshot.config, logger))) return 1;
@@ -198,7 +198,7 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
     }
     // Signed plugins (tar reader, ed25519) load on the first hook that names one: a static import cost every start ~2 ms.
     const hookLoader: HookModuleLoader = async (ref) => (await import("./plugins/index.ts")).hookModuleLoader(holder)(ref);
-    apps = await buildApps({ holder, store, logger, now: Date.now, startedAt, env, lifecycle, restart, hookLoader });
+    apps = await buildApps({ holder, store, logger, now: Date.now, startedAt, env, lifecycle, restart, hookLoader, logFormat });
   } catch (error) {
     if (error instanceof HooksNotLoaded) {
       logger.error("hooks cannot be loaded; not starting", { source, error: error.message });
@@ -215,7 +215,7 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
   // Handlers go in before any listener exists, so a signal at any moment after this drains cleanly.
   const shutdown = shutdownOnSignals(servers, logger, async () => {
     // The ledger's last batch goes in before the store closes; then this run counts as a clean stop.
-    await apps.metering.flush();
+    await Promise.all([apps.metering.flush(), apps.telemetry.close()]);
     if (apps.metering.keptRows > 0) {
       logger.error("stopping with metering the store refused; these rows are lost", { rows: apps.metering.keptRows });
       await markUnsaved(store, apps.metering.keptRows);

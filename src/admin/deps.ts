@@ -1,6 +1,7 @@
 // What the admin controllers need. Plain data and functions, so tests can build an app around a
 // snapshot and a store without starting a process.
 import type { IdentityService } from "../identity/service.ts";
+import type { TelemetryHub } from "../telemetry/hub.ts";
 import type { CredentialCache } from "../auth/credential-cache.ts";
 import type { ConfigLifecycle } from "../config/lifecycle.ts";
 import type { ConfigHolder } from "../config/snapshot.ts";
@@ -26,6 +27,8 @@ export interface AdminDeps {
   readonly keys?: KeyService;
   /** The ingress chain's cached credential decisions (POST /auth/cache/flush). */
   readonly authCache?: CredentialCache;
+  /** The running exporters (POST /plugins/reload swaps them). */
+  readonly telemetry?: TelemetryHub;
   /** The token exchange and the `oidc` admin module; absent without a key store. */
   readonly identity?: IdentityService;
   /** Every attempted admin mutation (GET /audit, /audit/verify). */

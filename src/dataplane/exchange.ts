@@ -16,6 +16,8 @@ import type { Logger } from "../telemetry/logger.ts";
 import type { DataPlaneMetrics } from "../telemetry/metrics.ts";
 import type { InboundLimit, InboundSlot } from "./inbound-limit.ts";
 import type { HookRuntime } from "../hooks/runtime.ts";
+import type { IrError } from "../ir/index.ts";
+import type { TelemetryHub } from "../telemetry/hub.ts";
 
 export interface PipelineDeps {
   readonly holder: ConfigHolder;
@@ -32,6 +34,14 @@ export interface PipelineDeps {
   readonly inbound?: InboundLimit;
   /** Gate and tap hooks (src/hooks); absent = none (pipelines built by tests). */
   readonly hooks?: HookRuntime;
+  /** Exporters and the access line (src/telemetry/hub.ts); absent = none (pipelines built by tests). */
+  readonly telemetry?: TelemetryHub;
+}
+
+/** The request a streamed answer belongs to: told when its stream is handed out and when it settles. */
+export interface StreamWatcher {
+  streamStarted(): void;
+  streamEnded(how: "ok" | "broke" | "released", error?: IrError): void;
 }
 
 /** What every path needs about the request being served. */
@@ -50,6 +60,10 @@ export interface Exchange {
   readonly meter?: RequestMeter;
   /** The request's slot under max_inbound_concurrent; absent when there is no cap. */
   readonly slot?: InboundSlot;
+  /** The request, told of a streamed answer's start and end (metrics count a stream when it settles). */
+  readonly watcher?: StreamWatcher;
+  /** The attempt's `traceparent` (and the incoming `tracestate`) for the upstream call; absent: untraced. */
+  readonly trace?: { readonly traceparent: string; readonly tracestate: string | null };
 }
 
 /**
@@ -57,8 +71,9 @@ export interface Exchange {
  * settles: at its end, when it breaks, or when the client leaves mid-stream (concurrency is freed in each case).
  */
 export function streamTicket(exchange: Exchange, ticket: LaneTicket): LaneTicket {
-  const { meter, slot } = exchange;
-  if (!meter && !slot) return ticket;
+  const { meter, slot, watcher } = exchange;
+  watcher?.streamStarted();
+  if (!meter && !slot && !watcher) return ticket;
   meter?.deferEnd();
   slot?.deferEnd();
   const end = () => {
@@ -66,8 +81,8 @@ export function streamTicket(exchange: Exchange, ticket: LaneTicket): LaneTicket
     slot?.end();
   };
   return {
-    ok: () => (ticket.ok(), end()),
-    broke: (error) => (ticket.broke(error), end()),
-    released: () => (ticket.released(), end()),
+    ok: () => (ticket.ok(), end(), watcher?.streamEnded("ok")),
+    broke: (error) => (ticket.broke(error), end(), watcher?.streamEnded("broke", error)),
+    released: () => (ticket.released(), end(), watcher?.streamEnded("released")),
   };
 }

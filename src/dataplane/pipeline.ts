@@ -19,7 +19,10 @@ import type { Pool } from "../routing/pool.ts";
 import { LANE_DEFAULT_CELL, type RoutingState } from "../routing/state.ts";
 import type { DataPlaneMetrics } from "../telemetry/metrics.ts";
 import { isUpstreamTimeout } from "../transport/upstream.ts";
-import type { Exchange, PipelineDeps } from "./exchange.ts";
+import type { Exchange, PipelineDeps, StreamWatcher } from "./exchange.ts";
+import type { Logger } from "../telemetry/logger.ts";
+import { RequestTrail } from "../telemetry/trail.ts";
+import { requestIdOf } from "../telemetry/trace-context.ts";
 import { answerFromMock } from "./mock-path.ts";
 import { passThrough } from "./passthrough.ts";
 import { translate } from "./translate.ts";
@@ -71,22 +74,40 @@ class DecodeRefused extends Error {
 
 type Outcome = "ok" | "client_error" | "exhausted" | "error";
 
-/** Counts the request and its duration under its pool ("" before one is known), and hands the answer on. */
-function done(deps: PipelineDeps, ingress: ProtocolAdapter, pool: string, started: number, response: Response, outcome: Outcome): Response {
-  deps.metrics.requests.at(ingress.name, pool, outcome).inc();
-  deps.metrics.duration.at(ingress.name, pool).observe((performance.now() - started) / 1000);
+/**
+ * Counts the request and its duration under its pool ("" before one is known), tells its trail, and hands
+ * the answer on. A streamed answer is counted when its stream settles (ModelCall.streamEnded), so a stream
+ * that breaks mid-way is an error, not ok.
+ */
+function done(deps: PipelineDeps, ingress: ProtocolAdapter, pool: string, started: number, response: Response, outcome: Outcome, trail?: RequestTrail, streaming = false): Response {
+  if (!streaming) count(deps, ingress.name, pool, started, outcome);
+  trail?.answered(response.status, outcome);
   return response;
 }
 
+function count(deps: PipelineDeps, ingress: string, pool: string, started: number, outcome: Outcome): void {
+  deps.metrics.requests.at(ingress, pool, outcome).inc();
+  deps.metrics.duration.at(ingress, pool).observe((performance.now() - started) / 1000);
+}
+
 export async function handleModelRequest(deps: PipelineDeps, ingress: ProtocolAdapter, request: Request, route: ModelRoute = {}): Promise<Response> {
-  if (!deps.inbound) return serveModelRequest(deps, ingress, request, route, undefined);
+  const requestId = requestIdOf(request.headers);
+  const trail = deps.telemetry?.active ? new RequestTrail(deps.telemetry, requestId, ingress.name, request.headers) : undefined;
+  const answer = await admitInbound(deps, ingress, request, route, trail);
+  answer.headers.set("x-request-id", requestId);
+  return answer;
+}
+
+async function admitInbound(deps: PipelineDeps, ingress: ProtocolAdapter, request: Request, route: ModelRoute, trail: RequestTrail | undefined): Promise<Response> {
+  if (!deps.inbound) return serveModelRequest(deps, ingress, request, route, undefined, trail);
   const slot = deps.inbound.enter();
   if (!slot) {
     const full = irError("overloaded", `The gateway has ${deps.inbound.cap} requests in flight (limits.max_inbound_concurrent); retry after 1 s.`, { status: 503, retryAfterSecs: 1 });
-    return done(deps, ingress, "", performance.now(), ingress.encodeError(full), "exhausted");
+    trail?.failed(full);
+    return done(deps, ingress, "", performance.now(), ingress.encodeError(full), "exhausted", trail);
   }
   try {
-    return await serveModelRequest(deps, ingress, request, route, slot);
+    return await serveModelRequest(deps, ingress, request, route, slot, trail);
   } finally {
     // A streamed answer deferred its end to the stream (streamTicket); anything else is over here.
     slot.answered();
@@ -96,10 +117,10 @@ export async function handleModelRequest(deps: PipelineDeps, ingress: ProtocolAd
 /** A name that only picks a pool (the lane's own model goes upstream) may be spelt `vendor/model`. */
 const ROUTED_NAME = { namespaced: true } as const;
 
-async function serveModelRequest(deps: PipelineDeps, ingress: ProtocolAdapter, request: Request, route: ModelRoute, slot: InboundSlot | undefined): Promise<Response> {
+async function serveModelRequest(deps: PipelineDeps, ingress: ProtocolAdapter, request: Request, route: ModelRoute, slot: InboundSlot | undefined, trail: RequestTrail | undefined): Promise<Response> {
   const started = performance.now();
   const snapshot = deps.holder.current;
-  const refuse = (error: IrError, pool = "") => done(deps, ingress, pool, started, ingress.encodeError(error), "client_error");
+  const refuse = (error: IrError, pool = "") => (trail?.failed(error), done(deps, ingress, pool, started, ingress.encodeError(error), "client_error", trail));
 
   const admitted = await admit(deps, snapshot, ingress, request);
   // The unread rest of a body over the limit, or one given up at its deadline, must not become the next request.
@@ -108,6 +129,11 @@ async function serveModelRequest(deps: PipelineDeps, ingress: ProtocolAdapter, r
 
   const context = route.context ?? {};
   const model = context.pathModel ?? (typeof body.model === "string" ? body.model : undefined);
+  if (trail) {
+    trail.principal = principal;
+    trail.model = model ?? "";
+    trail.requested(body);
+  }
   if (model === undefined || model === "") return refuse(irError("invalid_request", "model: required", { param: "model" }));
   const pool = route.lane ? directPool(snapshot, route.lane(snapshot, body)) : poolFor(snapshot, model);
   // A name only a pattern pool (claude-*) matched is still the caller's text: it must be a model name too.
@@ -117,6 +143,7 @@ async function serveModelRequest(deps: PipelineDeps, ingress: ProtocolAdapter, r
     const problem = route.lane ? modelNameProblem(model.slice(model.indexOf("/") + 1)) : modelNameProblem(model, ROUTED_NAME);
     return refuse(problem ? irError("invalid_request", problem, { param: "model" }) : irError("not_found", unknownModelMessage(snapshot, model, principal.allowedPools), { code: "model_not_found", param: "model" }));
   }
+  if (trail) trail.pool = pool.name;
   if (principal.allowedPools && !principal.allowedPools.includes(pool.name)) return refuse(irError("permission", `This key may not use \`${model}\`.`), pool.name);
   // Gate hooks decide before anything is counted or dispatched (a pool without hooks skips this).
   const hooks = deps.hooks?.forPool(snapshot, pool.name);
@@ -133,7 +160,7 @@ async function serveModelRequest(deps: PipelineDeps, ingress: ProtocolAdapter, r
   if (metered && !metered.ok) return refuse(metered.error, pool.name);
   const meter = metered?.meter;
 
-  const call = new ModelCall(deps, snapshot, ingress, request, body, context, model, meter, slot, hooked);
+  const call = new ModelCall(deps, snapshot, ingress, request, body, context, model, meter, slot, hooked, trail, pool.name, started);
   let routed: Routed<Response>;
   try {
     routed = await routeRequest(pool, call);
@@ -143,15 +170,22 @@ async function serveModelRequest(deps: PipelineDeps, ingress: ProtocolAdapter, r
     // A body that stalls after the answer started (the upstream bound is also an idle bound).
     const failed = isUpstreamTimeout(error) ? irError("timeout", "the upstream stopped answering", { failure: "transient" }) : irError("api_error", "The gateway could not complete the request.");
     if (!isUpstreamTimeout(error)) deps.logger.error("request failed", { model, pool: pool.name, error });
-    return done(deps, ingress, pool.name, started, ingress.encodeError(failed), "error");
+    trail?.failed(failed);
+    return done(deps, ingress, pool.name, started, ingress.encodeError(failed), "error", trail);
   }
   // A streamed answer holds its concurrency slots until the stream settles (streamTicket).
   meter?.answered();
   if (hooked && routed.kind !== "exhausted") answeredHooked(hooked, call.lane, routed);
-  if (routed.kind === "answer") return done(deps, ingress, pool.name, started, routed.value, "ok");
-  if (routed.kind === "relay") return done(deps, ingress, pool.name, started, routed.value, routed.failure === "caller" || routed.failure === "context_length" ? "client_error" : "error");
+  if (routed.kind === "answer") return done(deps, ingress, pool.name, started, routed.value, "ok", trail, call.streaming);
+  if (routed.kind === "relay") {
+    const caller = routed.failure === "caller" || routed.failure === "context_length";
+    deps.logger.info("upstream error relayed", { request_id: trail?.requestId, model, pool: pool.name, lane: call.lane, status: routed.value.status });
+    return done(deps, ingress, pool.name, started, routed.value, caller ? "client_error" : "error", trail);
+  }
   const exhausted = irError("overloaded", `Every lane of \`${model}\` is cooling down or at capacity; retry after ${routed.retryAfterSecs} s.`, { retryAfterSecs: routed.retryAfterSecs });
-  return done(deps, ingress, pool.name, started, ingress.encodeError(exhausted), "exhausted");
+  deps.logger.warn("pool exhausted", { model, pool: pool.name, retry_after_s: routed.retryAfterSecs });
+  trail?.failed(exhausted, "exhausted");
+  return done(deps, ingress, pool.name, started, ingress.encodeError(exhausted), "exhausted", trail);
 }
 
 /** The body's declared size; undefined for a chunked one (the estimate then measures the parsed body). */
@@ -161,9 +195,11 @@ function contentLength(request: Request): number | undefined {
 }
 
 /** One model request as the routing engine sees it: what each attempt at a lane does (one object, no closures per request). */
-class ModelCall implements RouteOptions<Response> {
+class ModelCall implements RouteOptions<Response>, StreamWatcher {
   readonly state: RoutingState;
   readonly counters: RoutingCounters;
+  /** The answer is a stream handed out: the request is counted when it settles. */
+  streaming = false;
   /** A routing policy's lane order (a gate's route verb or on_error first). */
   readonly order: RouteOptions<Response>["order"];
   /** The lane of the latest attempt (the routing and response taps name it). */
@@ -182,10 +218,23 @@ class ModelCall implements RouteOptions<Response> {
     private readonly meter: RequestMeter | undefined,
     private readonly slot: InboundSlot | undefined,
     private readonly hooked: Hooked | undefined,
+    private readonly trail: RequestTrail | undefined,
+    private readonly pool: string,
+    private readonly started: number,
   ) {
     this.state = deps.routing;
-    this.counters = routingCounters(deps.metrics);
+    this.counters = trail ? trailCounters(routingCounters(deps.metrics), trail, deps.logger) : routingCounters(deps.metrics);
     this.order = hooked?.order;
+  }
+
+  streamStarted(): void {
+    this.streaming = true;
+    this.trail?.deferToStream();
+  }
+
+  streamEnded(how: "ok" | "broke" | "released", error?: IrError): void {
+    const outcome = this.trail ? this.trail.streamEnded(how, error) : how === "ok" ? "ok" : how === "broke" ? "error" : "client_error";
+    count(this.deps, this.ingress.name, this.pool, this.started, outcome);
   }
 
   poolNamed(name: string): Pool | undefined {
@@ -200,8 +249,31 @@ class ModelCall implements RouteOptions<Response> {
       deps.metrics.translationWarnings.at(ingress.name, lane.provider.protocol).inc();
       deps.logger.debug("translation warning", { from: ingress.name, to: lane.provider.protocol, model, warning });
     };
-    const exchange: Exchange = { deps, snapshot: this.snapshot, ingress, request: this.request, body: this.body, context: this.context, lane, model, warn, meter: this.meter, slot: this.slot };
+    const trail = this.trail;
+    const traceparent = trail?.attempt(lane);
+    const exchange: Exchange = {
+      deps,
+      snapshot: this.snapshot,
+      ingress,
+      request: this.request,
+      body: this.body,
+      context: this.context,
+      lane,
+      model,
+      warn,
+      meter: trail ? trailMeter(trail, this.meter) : this.meter,
+      slot: this.slot,
+      watcher: this,
+      ...(traceparent && { trace: { traceparent, tracestate: trail!.traceState } }),
+    };
     this.lane = lane.name;
+    if (trail) return this.dispatch(exchange, lane, laneTicket).then((result) => (attemptEnded(trail, result), result));
+    return this.dispatch(exchange, lane, laneTicket);
+  }
+
+  private dispatch(exchange: Exchange, lane: Lane, laneTicket: LaneTicket): Promise<AttemptResult<Response>> {
+    const { deps, ingress } = this;
+    const warn = exchange.warn;
     const ticket = this.hooked ? this.hooked.attempted(lane.name, laneTicket) : laneTicket;
     // A transformed prompt exists only as IR: a same-protocol lane is sent it re-encoded, not the caller's bytes.
     if (lane.provider.protocol === ingress.name && !this.hooked?.transformed) return passThrough(exchange, ticket);
@@ -241,6 +313,43 @@ function routingCounters(metrics: DataPlaneMetrics): RoutingCounters {
     countersByMetrics.set(metrics, counters);
   }
   return counters;
+}
+
+/** The routing engine's counters for a request with a trail: the same series, and the trail told of each failover. */
+function trailCounters(shared: RoutingCounters, trail: RequestTrail, logger: Logger): RoutingCounters {
+  return {
+    attempt: shared.attempt,
+    failure: shared.failure,
+    trip: shared.trip,
+    failover: (pool, reason) => {
+      shared.failover(pool, reason);
+      trail.failover(reason);
+      logger.info("failover", { request_id: trail.requestId, pool, reason });
+    },
+  };
+}
+
+/** A meter that also tells the trail the usage and its charge (a request with no meter is still logged with its usage). */
+function trailMeter(trail: RequestTrail, meter: RequestMeter | undefined): RequestMeter {
+  return {
+    usage: (usage, model) => {
+      const charged = meter?.usage(usage, model) ?? 0;
+      trail.usage(usage, charged);
+      return charged;
+    },
+    end: () => meter?.end(),
+    deferEnd: () => meter?.deferEnd(),
+    answered: () => meter?.answered(),
+  };
+}
+
+/** An attempt's end as its CLIENT span says it: the upstream's status, or what failed. */
+function attemptEnded(trail: RequestTrail, result: AttemptResult<Response>): void {
+  if (result.ok) {
+    if (!result.settlesLater) trail.attemptEnded(result.value.status, undefined);
+    return;
+  }
+  trail.attemptEnded(result.error.status, result.cause === "upstream" ? String(result.error.status) : result.cause);
 }
 
 /** The route-policy header and the routing tap of an answered request with hooks; a relayed failure's response tap (an answer's fires from its ticket). */

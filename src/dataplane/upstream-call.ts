@@ -33,15 +33,30 @@ function buildHeaders(egress: ProtocolAdapter, provider: ResolvedProvider, key: 
  */
 const ownHeaders = new WeakMap<ResolvedProvider, Record<string, string>>();
 
+/**
+ * The trace context an upstream call carries: this attempt's CLIENT span as `traceparent` (and the incoming
+ * `tracestate`) when the request is traced; else the client's own, passed on unchanged; else none.
+ */
+function traceHeaders(exchange: Exchange): Record<string, string> | undefined {
+  const trace = exchange.trace;
+  if (trace) return trace.tracestate === null ? { traceparent: trace.traceparent } : { traceparent: trace.traceparent, tracestate: trace.tracestate };
+  const incoming = exchange.request.headers.get("traceparent");
+  if (incoming === null) return undefined;
+  const state = exchange.request.headers.get("tracestate");
+  return state === null ? { traceparent: incoming } : { traceparent: incoming, tracestate: state };
+}
+
 export function sendUpstream(exchange: Exchange, egress: ProtocolAdapter, upstream: UpstreamRequest): Promise<UpstreamOutcome> {
   const { snapshot, lane, request, ingress } = exchange;
   const provider = lane.provider;
+  const traced = traceHeaders(exchange);
+  const extra = traced ? { ...upstream.headers, ...traced } : upstream.headers;
   if (snapshot.auth.upstreamCredentials === "passthrough") {
-    const headers = buildHeaders(egress, provider, ingress.clientCredential(request), upstream.headers);
+    const headers = buildHeaders(egress, provider, ingress.clientCredential(request), extra);
     return callProvider(snapshot, provider, upstream, headers, request.signal, false);
   }
   // A signed request signs every header it carries, so a forwarded one joins the signed set.
-  const forwarded = upstream.headers !== undefined && Object.keys(upstream.headers).length > 0 ? upstream.headers : undefined;
+  const forwarded = extra !== undefined && Object.keys(extra).length > 0 ? extra : undefined;
   if (forwarded && provider.aws) return callProvider(snapshot, provider, upstream, buildHeaders(egress, provider, provider.apiKey?.reveal(), forwarded), request.signal, true);
   return callProvider(snapshot, provider, upstream, ownKeyHeaders(egress, provider), request.signal, true, forwarded);
 }

@@ -21,8 +21,8 @@ import { spendMicros, tiersOf, tokensOf, ZERO_TIERS, type TokenTiers } from "./r
 
 /** The one hook the data plane calls for an admitted request: usage when known, end when over. */
 export interface RequestMeter {
-  /** The answer's usage, from the lane `model` (alias) that served it; later reports add to earlier ones. */
-  usage(usage: IrUsage, model: string): void;
+  /** The answer's usage, from the lane `model` (alias) that served it; later reports add to earlier ones. Answers its charge (micro cost units). */
+  usage(usage: IrUsage, model: string): number;
   /** The request is over (answered, failed, or the client left): concurrency slots are freed. Idempotent. */
   end(): void;
   /** The answer is a stream: the request ends when the stream settles, not when the answer is handed out. */
@@ -84,10 +84,10 @@ class Meter implements RequestMeter {
     private readonly sizeTokens: number,
   ) {}
 
-  usage(usage: IrUsage, model: string): void {
+  usage(usage: IrUsage, model: string): number {
     const tiers = tiersOf(usage);
     const tokens = tokensOf(tiers);
-    if (tokens === 0) return;
+    if (tokens === 0) return 0;
     const spend = spendMicros(this.metering.pricing(), model, tiers, 0);
     const now = this.metering.now();
     this.admission?.charge(tiers, spend, now);
@@ -99,6 +99,7 @@ class Meter implements RequestMeter {
     this.totals.tokens += tokens;
     this.totals.spendMicros += spend;
     this.metering.add(now, this.principal.id, this.principal.group ?? null, this.pool, model, 0, tiers);
+    return spend;
   }
 
   end(): void {

@@ -36,12 +36,20 @@ function replacer(this: unknown, key: string, value: unknown): unknown {
  * node:stream and the fs streams (~1.6 ms of a cold start, paid by the "gateway started" line).
  */
 let stderrSink: import("bun").FileSink | undefined;
-function writeStderr(line: string): void {
+export function writeStderr(line: string): void {
   (stderrSink ??= Bun.stderr.writer()).write(line);
   stderrSink.flush();
 }
 
-export function createLogger(options: { level?: LogLevel; write?: (line: string) => void; base?: Fields } = {}): Logger {
+/** A record as a terminal reader wants it: time, level, message, then key=value (values as JSON). */
+function textLine(record: Record<string, unknown>): string {
+  const { ts, level, msg, ...fields } = record;
+  const rest = Object.entries(fields).map(([key, value]) => `${key}=${typeof value === "string" && /^[^\s"=]+$/.test(value) ? value : JSON.stringify(value)}`);
+  return [ts, String(level).toUpperCase().padEnd(5), msg, ...rest].join(" ");
+}
+
+export function createLogger(options: { level?: LogLevel; write?: (line: string) => void; base?: Fields; format?: "json" | "text" } = {}): Logger {
+  const text = options.format === "text";
   const threshold = RANK[options.level ?? "info"];
   const write = options.write ?? writeStderr;
   const make = (base: Fields): Logger => {
@@ -50,6 +58,7 @@ export function createLogger(options: { level?: LogLevel; write?: (line: string)
       let line: string;
       try {
         line = JSON.stringify({ ts: new Date().toISOString(), level, msg, ...base, ...fields }, replacer);
+        if (text) line = textLine(JSON.parse(line) as Record<string, unknown>);
       } catch {
         line = JSON.stringify({ ts: new Date().toISOString(), level, msg, ...base, note: "fields could not be serialised" }, replacer);
       }

@@ -1,0 +1,55 @@
+// Where finished requests go (design/telemetry.md): the running exporter instances that take logs or
+// traces, and the human-readable access line on stderr (`--log-format text`). Swapped whole by a plugin
+// reload (the old instances are flushed and closed); read by each request once, at its start, to decide
+// whether it keeps a trail at all.
+import type { Logger } from "./logger.ts";
+import type { Exporter, RequestRecord, SpanData } from "./records.ts";
+
+export class TelemetryHub {
+  #exporters: readonly Exporter[] = [];
+  #logs: readonly Exporter[] = [];
+  #traces: readonly Exporter[] = [];
+  /** Whether a request keeps a trail: some exporter takes logs or traces, or access lines are written. */
+  active = false;
+  /** Whether requests make spans (a traces exporter runs). */
+  tracing = false;
+
+  constructor(
+    private readonly logger: Logger,
+    /** `--log-format text`: one access line per request on stderr. */
+    private readonly accessLine: ((record: RequestRecord) => void) | undefined,
+  ) {
+    this.active = accessLine !== undefined;
+  }
+
+  get exporters(): readonly Exporter[] {
+    return this.#exporters;
+  }
+
+  /** Installs a new set; the previous instances are flushed and closed (bounded by each one's timeout). */
+  async swap(next: readonly Exporter[]): Promise<void> {
+    const previous = this.#exporters;
+    this.#exporters = next;
+    this.#logs = next.filter((e) => e.log !== undefined && e.streams.includes("logs"));
+    this.#traces = next.filter((e) => e.span !== undefined && e.streams.includes("traces"));
+    this.tracing = this.#traces.length > 0;
+    this.active = this.tracing || this.#logs.length > 0 || this.accessLine !== undefined;
+    await Promise.all(previous.filter((e) => !next.includes(e)).map((e) => e.close().catch((error: unknown) => this.logger.warn("exporter close failed", { exporter: e.name, error }))));
+  }
+
+  /** A request ended: its record to every logs exporter, its spans (when sampled) to every traces exporter. */
+  finished(record: RequestRecord, spans: (() => SpanData[]) | undefined): void {
+    for (const exporter of this.#logs) exporter.log!(record);
+    if (spans && this.#traces.length > 0) for (const span of spans()) for (const exporter of this.#traces) exporter.span!(span);
+    this.accessLine?.(record);
+  }
+
+  /** SIGTERM: everything queued is delivered, each exporter bounded by its own timeout. */
+  async flush(): Promise<void> {
+    await Promise.all(this.#exporters.map((e) => e.flush().catch((error: unknown) => this.logger.warn("exporter flush failed", { exporter: e.name, error }))));
+  }
+
+  async close(): Promise<void> {
+    await this.swap([]);
+  }
+}
