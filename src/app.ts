@@ -24,6 +24,7 @@ import type { KeyInfo } from "./governance/usage.ts";
 import { HookRuntime, HooksNotLoaded } from "./hooks/runtime.ts";
 import type { HookModuleLoader } from "./hooks/types.ts";
 import { TelemetryHub } from "./telemetry/hub.ts";
+import { VERSION } from "./version.ts";
 import { accessLine } from "./telemetry/access-line.ts";
 
 /** The governance services (keys, audit, auth cache) are built here from the store, not passed in. */
@@ -67,7 +68,9 @@ export async function buildApps(deps: AppDeps, random: () => number = Math.rando
   if (unloadable.length > 0) throw new HooksNotLoaded(unloadable);
   hooks.load(deps.holder.current);
   deps.holder.onSwap((next) => hooks.load(next));
-  const telemetry = new TelemetryHub(deps.logger, deps.logFormat === "text" ? accessLine : undefined);
+  const telemetry = new TelemetryHub(deps.logger, deps.logFormat === "text" ? accessLine : undefined, { logger: deps.logger, registry: metrics.registry, version: VERSION });
+  // The boot's exporters start before the first request; one that cannot (a taken port) stops the boot.
+  await telemetry.swap(await telemetry.build(deps.holder.current.export));
   const adminDeps: AdminDeps = { ...deps, telemetry, keys: governance.keys, authCache: governance.cache, identity: governance.identity, audit: governance.audit, groups: groups.groups, usage: groups.usage, hookRuntime: hooks };
   groups.usage.registerMetrics(metrics.registry);
   // Started by the boot (main.ts), so apps built in tests run no timers.

@@ -27,3 +27,9 @@ export const PluginInspectView = Type.Object({
 });
 
 export const PluginInstallView = Type.Composite([PluginInspectView, Type.Object({ installed: Type.Literal(true), path: Type.String() })]);
+
+/** POST /plugins/reload: the exporters now running. */
+export const PluginsReloadView = Type.Object({
+  reloaded: Type.Literal(true),
+  exporters: Type.Array(Type.Object({ name: Type.String(), module: Type.String(), streams: Type.Array(Type.String()) })),
+});

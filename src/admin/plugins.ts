@@ -1,6 +1,7 @@
 // Signed plugins on the admin plane: POST /plugins/inspect (a dry run: every check, nothing written,
 // read-only scope) and POST /plugins (the same checks, then the install; full scope; audited
-// `plugin.install`). A plugin with any problem is a 400 naming every problem.
+// `plugin.install`). A plugin with any problem is a 400 naming every problem. POST /plugins/reload
+// re-reads the config file's `export:` and swaps the running exporters (audited `plugin.reload`).
 import { fsPromises } from "../store/fs-promises.ts";
 import { jsonController } from "../http/elysia.ts";
 import { GatewayError } from "../http/errors.ts";
@@ -9,10 +10,12 @@ import { refuseBody } from "./audited.ts";
 import type { AdminDeps } from "./deps.ts";
 import { requestBody } from "./openapi.ts";
 import { shape } from "./pages.ts";
-import { PluginInspectView, PluginInstallView, PluginReq } from "./plugin-views.ts";
+import { PluginInspectView, PluginInstallView, PluginReq, PluginsReloadView } from "./plugin-views.ts";
+import { lifecycleOf } from "./config-changes.ts";
 import { principalOf } from "./principal.ts";
 
 const ACTION = "plugin.install";
+const RELOAD = "plugin.reload";
 
 // Loaded on the first plugin request: the tar reader and ed25519 cost every start ~2 ms of its ~20 otherwise.
 const plugins = () => import("../plugins/index.ts");
@@ -72,4 +75,27 @@ export const pluginsController = (deps: AdminDeps) =>
         return view;
       },
       { detail: { ...requestBody(PluginReq), summary: "install a signed plugin tarball into plugins.dir" }, response: { 201: PluginInstallView } },
+    )
+    .post(
+      "/plugins/reload",
+      async ({ request }) => {
+        const principal = principalOf(request);
+        const telemetry = deps.telemetry;
+        if (!telemetry) throw new GatewayError("internal", "exporters are not available in this process");
+        // The file as it is now, checked whole (every error with its path); the config itself is not swapped.
+        const planned = lifecycleOf(deps).reload({ principal, summary: "plugin.reload" });
+        if (!planned.ok) return refuseBody(deps, request, RELOAD, "plugins", planned.errors ? `config file is invalid: ${planned.errors.join("; ")}` : planned.message);
+        let started;
+        try {
+          started = await telemetry.build(planned.snapshot.export);
+        } catch (error) {
+          return refuseBody(deps, request, RELOAD, "plugins", (error as Error).message);
+        }
+        const exporters = started.map((e) => ({ name: e.name, module: e.module, streams: [...e.streams] }));
+        const plan = async () => ({ apply: () => ({ reloaded: true as const, exporters }) });
+        const answer = deps.audit ? await deps.audit.commit({ action: RELOAD, resource: "plugins", principal }, plan) : (await plan()).apply();
+        await telemetry.swap(started);
+        return answer;
+      },
+      { detail: { summary: "re-read export: from the config file and swap the running exporters (the old ones flushed and closed)" }, response: { 200: PluginsReloadView } },
     );

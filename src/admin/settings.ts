@@ -35,6 +35,7 @@ export const settingsController = (deps: AdminDeps) =>
       "/config/settings",
       async ({ body, request }) => {
         if (typeof body !== "object" || body === null || Array.isArray(body)) return refuseBody(deps, request, "config.settings", "config:settings", "request body must be a JSON object of root sections");
+        if (Object.hasOwn(body, "export")) return refuseBody(deps, request, "config.settings", "config:settings", "/export: exporters are not settable here: edit export: in the config file, then POST /plugins/reload");
         const unknown = Object.keys(body).filter((k) => !SETTABLE.has(k));
         if (unknown.length > 0) {
           return refuseBody(deps, request, "config.settings", "config:settings", `${unknown.map((k) => `/${k}`).join(", ")}: not a settable section (settable: ${SETTINGS_SECTIONS.join(", ")})`);

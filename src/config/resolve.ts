@@ -11,10 +11,10 @@ import { withDefaults } from "./defaults.ts";
 import { durationSecs } from "./duration.ts";
 import { identityProvider } from "../identity/settings.ts";
 import { parseListenAddress } from "./listen.ts";
-import { isLoopback } from "./references.ts";
+import { EXPORTER_STREAMS, isLoopback } from "./references.ts";
 import { GatewayConfig, type PoolCfg, type ProviderCfg, type SecretRef } from "./schema.ts";
 import { Secret } from "./secret.ts";
-import { nameList, type AdminToken, type ClientToken, type ListenerSettings, type Snapshot } from "./snapshot.ts";
+import { nameList, type AdminToken, type ClientToken, type ExportEntry, type ListenerSettings, type Snapshot } from "./snapshot.ts";
 
 export interface ResolveContext {
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -240,6 +240,18 @@ export function resolveConfig(validated: GatewayConfig, ctx: ResolveContext): Re
   });
   if (identityProviders.length > 0 && signingKey === undefined) c.errors.push("auth.signing_key: identity providers issue keys, which need a signing key");
 
+  // Exporters' header values may be secret references (design/telemetry.md): resolved here, kept as Secrets.
+  const exporters: ExportEntry[] = Object.entries(cfg.export ?? {}).map(([name, e]) => {
+    const settings: Record<string, unknown> = { ...(e.settings ?? {}) };
+    const headers = settings.headers;
+    if (typeof headers === "object" && headers !== null && !Array.isArray(headers)) {
+      settings.headers = Object.fromEntries(
+        Object.entries(headers as Record<string, unknown>).map(([header, value]) => [header, typeof value === "object" && value !== null ? (c.secret(value as SecretRef, `export.${name}.settings.headers.${header}`) ?? new Secret("", "unset")) : value]),
+      );
+    }
+    return { name, module: e.module, streams: (e.streams ?? [EXPORTER_STREAMS[e.module] ?? "logs"]) as ExportEntry["streams"], settings };
+  });
+
   const chain = auth.chain ?? [];
   const adminChain = auth.admin_auth ?? [];
   if (chain.length === 0) {
@@ -281,6 +293,7 @@ export function resolveConfig(validated: GatewayConfig, ctx: ResolveContext): Re
       globalHooks,
       listeners,
       auth: { chain, adminChain, adminTokens, tokens, signingKey, upstreamCredentials: cfg.upstream_credentials ?? "own" },
+      export: exporters,
       identity: {
         providers: identityProviders,
         publicUrl: cfg.public_url?.replace(/\/+$/, ""),

@@ -26,6 +26,14 @@ export interface ClientToken {
   readonly token: Secret;
 }
 
+/** An `export:` entry as the exporters are built from it: header values that were references are Secrets. */
+export interface ExportEntry {
+  readonly name: string;
+  readonly module: string;
+  readonly streams: readonly ("metrics" | "traces" | "logs")[];
+  readonly settings: Readonly<Record<string, unknown>>;
+}
+
 export interface Snapshot {
   /** config_version: 0 at boot, +1 per API apply (process-local). */
   readonly version: number;
@@ -55,6 +63,8 @@ export interface Snapshot {
     readonly signingKey: Secret | undefined;
     readonly upstreamCredentials: "own" | "passthrough";
   };
+  /** The `export:` entries; the running exporters are built from them at boot and by POST /plugins/reload. */
+  readonly export: readonly ExportEntry[];
   /** Identity providers in map order, and what the token exchange reads (design/identity.md). */
   readonly identity: {
     readonly providers: readonly IdentityProvider[];

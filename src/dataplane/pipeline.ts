@@ -20,8 +20,8 @@ import { LANE_DEFAULT_CELL, type RoutingState } from "../routing/state.ts";
 import type { DataPlaneMetrics } from "../telemetry/metrics.ts";
 import { isUpstreamTimeout } from "../transport/upstream.ts";
 import type { Exchange, PipelineDeps, StreamWatcher } from "./exchange.ts";
-import type { Logger } from "../telemetry/logger.ts";
 import { RequestTrail } from "../telemetry/trail.ts";
+import { attemptEnded, trailCounters, trailMeter } from "./request-trail.ts";
 import { requestIdOf } from "../telemetry/trace-context.ts";
 import { answerFromMock } from "./mock-path.ts";
 import { passThrough } from "./passthrough.ts";
@@ -313,43 +313,6 @@ function routingCounters(metrics: DataPlaneMetrics): RoutingCounters {
     countersByMetrics.set(metrics, counters);
   }
   return counters;
-}
-
-/** The routing engine's counters for a request with a trail: the same series, and the trail told of each failover. */
-function trailCounters(shared: RoutingCounters, trail: RequestTrail, logger: Logger): RoutingCounters {
-  return {
-    attempt: shared.attempt,
-    failure: shared.failure,
-    trip: shared.trip,
-    failover: (pool, reason) => {
-      shared.failover(pool, reason);
-      trail.failover(reason);
-      logger.info("failover", { request_id: trail.requestId, pool, reason });
-    },
-  };
-}
-
-/** A meter that also tells the trail the usage and its charge (a request with no meter is still logged with its usage). */
-function trailMeter(trail: RequestTrail, meter: RequestMeter | undefined): RequestMeter {
-  return {
-    usage: (usage, model) => {
-      const charged = meter?.usage(usage, model) ?? 0;
-      trail.usage(usage, charged);
-      return charged;
-    },
-    end: () => meter?.end(),
-    deferEnd: () => meter?.deferEnd(),
-    answered: () => meter?.answered(),
-  };
-}
-
-/** An attempt's end as its CLIENT span says it: the upstream's status, or what failed. */
-function attemptEnded(trail: RequestTrail, result: AttemptResult<Response>): void {
-  if (result.ok) {
-    if (!result.settlesLater) trail.attemptEnded(result.value.status, undefined);
-    return;
-  }
-  trail.attemptEnded(result.error.status, result.cause === "upstream" ? String(result.error.status) : result.cause);
 }
 
 /** The route-policy header and the routing tap of an answered request with hooks; a relayed failure's response tap (an answer's fires from its ticket). */

@@ -2,8 +2,18 @@
 // traces, and the human-readable access line on stderr (`--log-format text`). Swapped whole by a plugin
 // reload (the old instances are flushed and closed); read by each request once, at its start, to decide
 // whether it keeps a trail at all.
+import type { ExportEntry } from "../config/snapshot.ts";
 import type { Logger } from "./logger.ts";
+import type { MetricsRegistry } from "./metrics.ts";
 import type { Exporter, RequestRecord, SpanData } from "./records.ts";
+
+/** What building an exporter needs besides its entry. */
+export interface ExporterDeps {
+  readonly logger: Logger;
+  readonly registry: MetricsRegistry;
+  /** InfoView `version`: the traces' service.version. */
+  readonly version: string;
+}
 
 export class TelemetryHub {
   #exporters: readonly Exporter[] = [];
@@ -18,8 +28,20 @@ export class TelemetryHub {
     private readonly logger: Logger,
     /** `--log-format text`: one access line per request on stderr. */
     private readonly accessLine: ((record: RequestRecord) => void) | undefined,
+    private readonly deps: ExporterDeps,
   ) {
     this.active = accessLine !== undefined;
+  }
+
+  /**
+   * The instances `entries` describe, started (a prometheus listener bound); none is installed yet. The
+   * modules are loaded only for a config that has exporters. Throws an Error naming every failure, after
+   * closing the ones it started.
+   */
+  async build(entries: readonly ExportEntry[]): Promise<Exporter[]> {
+    if (entries.length === 0) return [];
+    const { startExporters } = await import("./exporters/index.ts");
+    return startExporters(entries, this.deps);
   }
 
   get exporters(): readonly Exporter[] {

@@ -81,7 +81,9 @@ export async function startGateway(configYaml: string | undefined, options: { en
             const record = JSON.parse(line);
             if (record.msg === "gateway started") resolveStarted({ data: record.data, admin: record.admin });
           } catch {
-            // not JSON: kept in logs for the failure message
+            // Not JSON: `--log-format text` writes `... INFO  gateway started ... data=H:P admin=H:P`.
+            const text = / gateway started .*\bdata=(\S+) admin=(\S+)/.exec(line);
+            if (text) resolveStarted({ data: text[1]!, admin: text[2]! });
           }
         }
       }

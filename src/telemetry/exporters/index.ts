@@ -1,0 +1,32 @@
+// The built-in exporter modules by name, and starting a config's `export:` entries (design/telemetry.md).
+// Loaded only when a config has exporters (TelemetryHub.build).
+import type { ExportEntry } from "../../config/snapshot.ts";
+import type { ExporterDeps } from "../hub.ts";
+import type { Exporter } from "../records.ts";
+
+type Start = (entry: ExportEntry, deps: ExporterDeps) => Exporter | Promise<Exporter>;
+
+const MODULES: Readonly<Record<string, Start>> = {};
+
+/** Every entry started, or an Error naming every one that could not be (those started are closed). */
+export async function startExporters(entries: readonly ExportEntry[], deps: ExporterDeps): Promise<Exporter[]> {
+  const started: Exporter[] = [];
+  const problems: string[] = [];
+  for (const entry of entries) {
+    const start = MODULES[entry.module];
+    if (!start) {
+      problems.push(`export.${entry.name}.module: ${JSON.stringify(entry.module)} is not an exporter this build runs`);
+      continue;
+    }
+    try {
+      started.push(await start(entry, deps));
+    } catch (error) {
+      problems.push(`export.${entry.name}: ${(error as Error).message}`);
+    }
+  }
+  if (problems.length > 0) {
+    await Promise.all(started.map((e) => e.close().catch(() => undefined)));
+    throw new Error(problems.join("; "));
+  }
+  return started;
+}
