@@ -922,6 +922,18 @@ export class AdminClient {
     return this.call("POST", `/plugins`, body, undefined);
   }
 
+  /** POST /plugins/reload (scope: full) */
+  postPluginsReload(): Promise<{
+    reloaded: true;
+    exporters: Array<{
+      name: string;
+      module: string;
+      streams: Array<string>;
+    }>;
+  }> {
+    return this.call("POST", `/plugins/reload`, undefined, undefined);
+  }
+
   /** GET /keys/{id}/usage (scope: read-only) */
   getKeysByIdUsage(id: string): Promise<{
     id: string;

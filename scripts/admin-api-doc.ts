@@ -46,6 +46,7 @@ export const PURPOSE: Readonly<Record<string, string>> = {
   "DELETE /groups/{name}": "Deletes an API group with no children and no bound keys.",
   "GET /groups/{name}/usage": "The group's buckets in resolved order with caps and remaining budget.",
   "POST /plugins/inspect": "Dry run of a signed plugin tarball against the trust posture: every check's outcome; writes nothing.",
+  "POST /plugins/reload": "Re-reads `export:` from the config file, checks the whole file, and swaps the running exporters (the old ones flushed and closed); an invalid file is a 400 naming every error, the running exporters kept. Audited `plugin.reload`.",
   "POST /plugins": "Installs a signed plugin tarball into `plugins.dir` (`201`); any failed check is a `400` naming every one.",
   "GET /usage/keys": "Per-key usage rows (`from`, `to` epoch seconds), by spend.",
   "GET /hooks": "Every hook (HookView: settings key names, never values).",
