@@ -26,6 +26,7 @@ import type { HookModuleLoader } from "./hooks/types.ts";
 import { TelemetryHub } from "./telemetry/hub.ts";
 import { VERSION } from "./version.ts";
 import { accessLine } from "./telemetry/access-line.ts";
+import type { RequestRecord } from "./telemetry/records.ts";
 
 /** The governance services (keys, audit, auth cache) are built here from the store, not passed in. */
 export type AppDeps = Omit<AdminDeps, "keys" | "authCache" | "audit" | "store" | "groups" | "usage" | "hookRuntime" | "telemetry"> & {
@@ -68,7 +69,9 @@ export async function buildApps(deps: AppDeps, random: () => number = Math.rando
   if (unloadable.length > 0) throw new HooksNotLoaded(unloadable);
   hooks.load(deps.holder.current);
   deps.holder.onSwap((next) => hooks.load(next));
-  const telemetry = new TelemetryHub(deps.logger, deps.logFormat === "text" ? accessLine : undefined, { logger: deps.logger, registry: metrics.registry, version: VERSION });
+  // Each request's line: readable with --log-format text; a JSON `request` record at --log-level debug.
+  const requestLine = deps.logFormat === "text" ? accessLine : deps.logger.enabled("debug") ? (record: RequestRecord) => deps.logger.debug("request", { ...record }) : undefined;
+  const telemetry = new TelemetryHub(deps.logger, requestLine, { logger: deps.logger, registry: metrics.registry, version: VERSION });
   // The boot's exporters start before the first request; one that cannot (a taken port) stops the boot.
   await telemetry.swap(await telemetry.build(deps.holder.current.export));
   const adminDeps: AdminDeps = { ...deps, telemetry, keys: governance.keys, authCache: governance.cache, identity: governance.identity, audit: governance.audit, groups: groups.groups, usage: groups.usage, hookRuntime: hooks };

@@ -119,3 +119,19 @@ describe("streams in gateway_requests_total", () => {
     expect(await series(error)).toBe(errorBefore + 1);
   });
 });
+
+describe("JSON logs", () => {
+  test("at --log-level debug each model request is one `request` record with the request-log members", async () => {
+    const own = await startGateway(`${LISTEN_ANY}providers: {local: {protocol: mock}}\nmodels: {mock: {provider: local}}\n`, { args: ["--log-level", "debug"] });
+    try {
+      const answer = await fetch(`${own.data}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json", "x-request-id": "json-1" }, body: JSON.stringify({ model: "mock", messages: [{ role: "user", content: "hi" }] }) });
+      expect(answer.status).toBe(200);
+      await until(() => own.logs.some((l) => l.includes('"json-1"')));
+      const record = JSON.parse(own.logs.find((l) => l.includes('"json-1"'))!);
+      expect(record).toMatchObject({ level: "debug", msg: "request", request_id: "json-1", ingress_protocol: "openai", model: "mock", pool: "mock", lane: "mock", status: 200, outcome: "ok", attempts: 1, error: null });
+      expect(record.usage).toMatchObject({ input_tokens: expect.any(Number), output_tokens: expect.any(Number) });
+    } finally {
+      await own.stop();
+    }
+  });
+});
