@@ -4,7 +4,7 @@
 //   npm run build && npx bun bench/dataplane.ts [--duration 5] [--warmup 1] [--probe 2] [--chunking first]
 //                                              [--gateway dist/gateway] [--startup-runs 10] [--json-out FILE]
 //                                              [--scenarios same-nonstream,...] [--conns 1,64,256] [--protocols all]
-//                                              [--governance] [--oidc] [--hooks] [--reps 3]
+//                                              [--governance] [--oidc] [--telemetry] [--hooks] [--reps 3]
 //
 // The default run (~5 minutes): OpenAI -> OpenAI and OpenAI -> Anthropic, non-stream and stream, at 1
 // and 64 connections, and 256 concurrent OpenAI streams for peak RSS. `--protocols all` adds, at 64
@@ -24,7 +24,7 @@ import { cpus, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { EventStreamReader } from "../src/transport/eventstream.ts";
-import { AWS, benchIssuer, GATEWAY_ENV, GOVERNANCE_ENV, GOVERNANCE_YAML, mintKey, oidcYaml, providersYaml } from "./gateway-config.ts";
+import { AWS, benchIssuer, exportYaml, GATEWAY_ENV, GOVERNANCE_ENV, GOVERNANCE_YAML, mintKey, oidcYaml, providersYaml } from "./gateway-config.ts";
 import { hookConfig } from "./hook-plugins.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
@@ -57,6 +57,12 @@ const { values: opts } = parseArgs({
      * scenarios at 64 connections: CPU per request within 1.1x of the virtual key's (issue 18).
      */
     oidc: { type: "boolean", default: false },
+    /**
+     * Adds `exported`: a gateway with the file exporter (request logs) and the otlp exporter (traces, to a
+     * collector sink this script serves) both on. Judged on the default scenarios at 64 connections: CPU
+     * per request within 1.15x of the open door's (issue 19).
+     */
+    telemetry: { type: "boolean", default: false },
     /**
      * Adds `gated` and `tapped`: gateways with one no-op gate hook, or one no-op tap, on every pool (signed
      * plugins: bench/hook-plugins.ts). Judged like `governed`: CPU per request within 1.15x (gate) and
@@ -276,7 +282,7 @@ class RawClient {
 }
 
 // --- what is measured ------------------------------------------------------------------------------------
-type TargetName = "direct" | "floor" | "gateway" | "governed" | "oidc" | "gated" | "tapped";
+type TargetName = "direct" | "floor" | "gateway" | "governed" | "oidc" | "exported" | "gated" | "tapped";
 type Protocol = "openai" | "anthropic" | "responses" | "gemini" | "bedrock" | "cohere";
 type ScenarioId = string;
 interface Scenario {
@@ -353,7 +359,7 @@ const CELLS = ([
 const runsIn = (s: Scenario, cell: { conns: number }) =>
   cell.conns === CONNS_PEAK ? s.id === PEAK_SCENARIO : !s.extended || cell.conns === CONNS_HIGH || opts.conns !== undefined;
 /** Second gateways, each judged against the open door (`gateway`) on the default run's scenarios at 64 connections, so they run there only. */
-const BESIDE: TargetName[] = [...(opts.governance || opts.oidc ? (["governed"] as const) : []), ...(opts.oidc ? (["oidc"] as const) : []), ...(opts.hooks ? (["gated", "tapped"] as const) : [])];
+const BESIDE: TargetName[] = [...(opts.governance || opts.oidc ? (["governed"] as const) : []), ...(opts.oidc ? (["oidc"] as const) : []), ...(opts.telemetry ? (["exported"] as const) : []), ...(opts.hooks ? (["gated", "tapped"] as const) : [])];
 const TARGETS: TargetName[] = ["direct", "floor", "gateway", ...BESIDE];
 const targetsIn = (s: Scenario, cell: { conns: number }) => TARGETS.filter((t) => !BESIDE.includes(t) || (!s.extended && cell.conns === CONNS_HIGH));
 /** The minted key of the governed gateway, set once it is up. */
@@ -385,6 +391,7 @@ function describe(target: TargetName, s: Scenario): string {
   const egressBody = `${PROTOCOL_NAMES[s.egress]} body`;
   if (target === "direct") return `client -> upstream ${egressPath}, ${egressBody}${isCross(s) ? " of the same request" : ""}${s.egress === "bedrock" ? ", unsigned" : ""}`;
   if (target === "governed") return `as **gateway**, through a second gateway with auth.chain [keys] and a three-level group chain with limits, with a minted virtual key`;
+  if (target === "exported") return `as **gateway**, through a second gateway with the file exporter (request logs) and the otlp exporter (traces, http/protobuf to a local sink) on`;
   if (target === "oidc") return `as **governed**, but auth.chain names an OIDC provider and the request carries an ID token (RS256; cached decision)`;
   if (target === "gated" || target === "tapped") return `as **gateway**, through a second gateway with one no-op ${target === "gated" ? "gate hook" : "tap (at response)"} on every pool, a signed plugin`;
   if (target === "floor")
@@ -787,6 +794,21 @@ ${providersYaml(upstreamAddress)}models:
     pids.oidc = oidc.proc.pid;
     log(`oidc gateway ${addresses.oidc}, issuer ${issuer.issuer}`);
   }
+  let exported: Child | undefined;
+  let sink: ReturnType<typeof Bun.serve> | undefined;
+  let sunk = 0;
+  if (opts.telemetry) {
+    // A collector that takes every export and says so at once: what is measured is the gateway's side.
+    sink = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: async (request) => ((sunk += (await request.arrayBuffer()).byteLength), new Response("{}", { headers: { "content-type": "application/json" } })) });
+    const dir = join(tmp, "exported");
+    mkdirSync(dir);
+    const file = gatewayConfig(dir);
+    writeFileSync(file, readFileSync(file, "utf8") + exportYaml(join(dir, "requests.jsonl"), `http://127.0.0.1:${sink.port}/v1/traces`));
+    exported = spawnChild("exported", ["taskset", "-c", PROXY_CORE, gatewayBin, "--config", file], GATEWAY_ENV, dir, /^gateway started$/);
+    addresses.exported = (await exported.ready).data;
+    pids.exported = exported.proc.pid;
+    log(`exported gateway ${addresses.exported}, request logs to ${dir}/requests.jsonl, traces to the sink on ${sink.port}`);
+  }
   if (opts.governance || opts.oidc) {
     const dir = join(tmp, "governed");
     mkdirSync(dir);
@@ -991,6 +1013,11 @@ ${providersYaml(upstreamAddress)}models:
   await stopChild(gateway);
   if (governed) await stopChild(governed);
   if (oidc) await stopChild(oidc);
+  if (exported) await stopChild(exported);
+  if (sink) {
+    log(`trace sink took ${sunk} bytes`);
+    sink.stop(true);
+  }
   issuer?.stop();
   for (const child of hooked) await stopChild(child);
 
@@ -1184,6 +1211,10 @@ function report(data: {
       ratioTarget(`${name}: CPU per request (µs; "floor" column = open door)`, governed, open, cpu, 1.1, false, true, "open door");
       ratioTarget(`${name}: throughput (req/s; "floor" column = open door)`, governed, open, rps, 0.9, true, true, "open door");
     }
+  // Telemetry on (issue 19): request logs to a file and traces over OTLP, against the open door.
+  if (opts.telemetry)
+    for (const scenario of SCENARIOS.filter((s) => !s.extended))
+      ratioTarget(`file + otlp exporters vs open door, ${scenario.label}, ${CONNS_HIGH} conns: CPU per request (µs; "floor" column = open door)`, same(scenario.id, "exported", CONNS_HIGH), same(scenario.id, "gateway", CONNS_HIGH), cpu, 1.15, false, true, "open door");
   // OIDC on every request (issue 18): a cached ID-token decision against a virtual key's check.
   if (opts.oidc)
     for (const scenario of SCENARIOS.filter((s) => !s.extended)) {

@@ -80,3 +80,9 @@ export async function benchIssuer(): Promise<{ issuer: string; token: string; st
   const token = await new SignJWT({ sub: "bench", aud: "bench" }).setProtectedHeader({ alg: "RS256", kid: "bench" }).setIssuer(issuer).setIssuedAt(now).setExpirationTime(now + 86_400).sign(privateKey);
   return { issuer, token, stop: () => server.stop(true) };
 }
+
+/** The `exported` target's exporters: every request's log line to a file, its spans over OTLP/protobuf. */
+export const exportYaml = (logPath: string, tracesEndpoint: string) => `export:
+  requests: {module: file, settings: {path: "${logPath}"}}
+  traces: {module: otlp, settings: {endpoint: "${tracesEndpoint}", protocol: http/protobuf}}
+`;
