@@ -15,6 +15,7 @@ import type { ReadableSpan } from "@opentelemetry/sdk-trace";
 import type { SpanData } from "../../src/telemetry/records.ts";
 import { encodeTracesJson } from "../../src/telemetry/otlp/encode-json.ts";
 import { encodeTracesProtobuf } from "../../src/telemetry/otlp/encode-protobuf.ts";
+import { decode, REQUEST } from "../support/otlp-decode.ts";
 
 const RESOURCE = { serviceName: "gateway-test", serviceVersion: "1.2.3" };
 const TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
@@ -99,65 +100,6 @@ function officialPair(spans: SpanData[]): { protobuf: Uint8Array; json: unknown 
   const scope = { name: "gateway", version: RESOURCE.serviceVersion };
   const sdk = spans.map((s) => readable(s, resource, scope));
   return { protobuf: ProtobufTraceSerializer.serializeRequest(sdk)!, json: JSON.parse(new TextDecoder().decode(JsonTraceSerializer.serializeRequest(sdk)!)) };
-}
-
-// ---- A protobuf wire decoder that knows only which length-delimited fields are messages or text. ----
-
-type Schema = { [field: number]: Schema | "string" | (() => Schema) };
-type Decoded = { [field: number]: unknown[] };
-
-const ANY_VALUE: Schema = { 1: "string", 5: { 1: () => ANY_VALUE }, 6: { 1: () => KEY_VALUE } };
-const KEY_VALUE: Schema = { 1: "string", 2: ANY_VALUE };
-const STATUS: Schema = { 2: "string" };
-const SPAN: Schema = { 3: "string", 5: "string", 9: KEY_VALUE, 15: STATUS };
-const SCOPE: Schema = { 1: "string", 2: "string", 3: KEY_VALUE };
-const REQUEST: Schema = { 1: { 1: { 1: KEY_VALUE }, 2: { 1: SCOPE, 2: SPAN, 3: "string" }, 3: "string" } };
-
-function decode(bytes: Uint8Array, schema: Schema): Decoded {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const out: Decoded = {};
-  let pos = 0;
-  const varint = (): bigint => {
-    let result = 0n;
-    for (let shift = 0n; ; shift += 7n) {
-      const b = bytes[pos++];
-      if (b === undefined) throw new Error("truncated varint");
-      result |= BigInt(b & 127) << shift;
-      if (b < 128) return result;
-    }
-  };
-  while (pos < bytes.length) {
-    const key = Number(varint());
-    const field = key >> 3;
-    let value: unknown;
-    switch (key & 7) {
-      case 0:
-        value = varint();
-        break;
-      case 1:
-        value = view.getBigUint64(pos, true);
-        pos += 8;
-        break;
-      case 5:
-        value = view.getUint32(pos, true);
-        pos += 4;
-        break;
-      case 2: {
-        const length = Number(varint());
-        if (pos + length > bytes.length) throw new Error(`field ${field}: length past the end`);
-        const body = bytes.subarray(pos, pos + length);
-        pos += length;
-        const kind = schema[field];
-        const sub = typeof kind === "function" ? kind() : kind;
-        value = sub === "string" ? new TextDecoder("utf-8", { fatal: true }).decode(body) : sub ? decode(body, sub) : Buffer.from(body).toString("hex");
-        break;
-      }
-      default:
-        throw new Error(`field ${field}: wire type ${key & 7}`);
-    }
-    (out[field] ??= []).push(value);
-  }
-  return out;
 }
 
 /** proto3: a zero number or an empty string/bytes reads the same as an absent field. */
