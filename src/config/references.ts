@@ -5,6 +5,7 @@ import { COMPILED_HOOKS, COMPILED_SETTINGS_PROBLEMS } from "../hooks/compiled.ts
 import { HOOK_TERMINALS, NAME_PATTERN } from "./schema.ts";
 import { schemaErrors, type Conceal } from "./schema-errors.ts";
 import { ForgeSettingsCfg, OidcSettingsCfg } from "../identity/settings.ts";
+import { EXPORTER_SETTINGS } from "../telemetry/exporters/schemas.ts";
 import { hasMark } from "./interpolate.ts";
 import type * as NodeCrypto from "node:crypto";
 
@@ -221,11 +222,27 @@ export function referenceErrors(root: unknown, conceal?: Conceal): string[] {
       if (s !== carries) errors.push(`${at}.streams[${i}]: the ${module} exporter carries only ${carries}`);
     });
     if (exporter.fields !== undefined) errors.push(`${at}.fields: not supported by the built-in ${module} exporter`);
-    const required = EXPORTER_REQUIRED[module];
     const settings = bag(exporter.settings);
-    if (required && typeof settings[required] !== "string") errors.push(`${at}.settings.${required}: required member missing`);
+    const schema = EXPORTER_SETTINGS[module];
+    if (schema) errors.push(...schemaErrors(schema, withSecretHeaders(settings), { prefix: `/export/${name}/settings`, conceal }));
+    else {
+      const required = EXPORTER_REQUIRED[module];
+      if (required && typeof settings[required] !== "string") errors.push(`${at}.settings.${required}: required member missing`);
+    }
+    if (settings.capture_content === true) errors.push(`${at}.settings.capture_content: not supported by this build yet (spans carry no prompt or completion text)`);
   }
   return errors;
+}
+
+/**
+ * An exporter's settings as its schema checks them: a `headers` value given as a secret reference
+ * ({env} or {file}, resolved at load) stands in as a string; any other object stays, to be refused.
+ */
+function withSecretHeaders(settings: Bag): Bag {
+  const headers = settings.headers;
+  if (typeof headers !== "object" || headers === null || Array.isArray(headers)) return settings;
+  const isRef = (v: unknown) => typeof v === "object" && v !== null && !Array.isArray(v) && Object.keys(v).length === 1 && (typeof (v as Bag).env === "string" || typeof (v as Bag).file === "string");
+  return { ...settings, headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, isRef(v) ? "(secret reference)" : v])) };
 }
 
 /** A hook's builtin (known, its settings sound, not beside a plugin transport) and its on_error chain (gates only, no cycle). */

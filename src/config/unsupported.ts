@@ -14,7 +14,6 @@ const HOOKS = "hooks and plugins";
 const EXPORT = "telemetry export";
 
 export const NOT_YET_SUPPORTED: readonly NotYet[] = [
-  { path: "export", lands: EXPORT },
   { path: "advanced.response_headers.server_timing", lands: `${EXPORT} (Server-Timing)` },
 ];
 

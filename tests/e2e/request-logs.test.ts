@@ -117,7 +117,7 @@ describe("webhook outages never touch a request", () => {
   afterAll(() => servers.forEach((s) => s.stop(true)));
 
   test("500 always, hanging, and down: every request answered at once; shed records counted", async () => {
-    const failing = serve(async (r) => ((received += (await r.json()).length), new Response("no", { status: 500 })));
+    const failing = serve(async (r) => ((received += ((await r.json()) as unknown[]).length), new Response("no", { status: 500 })));
     const hanging = serve(() => new Promise<Response>(() => {}));
     const own = await startGateway(
       `${LISTEN_ANY}providers: {local: {protocol: mock}}\nmodels: {mock: {provider: local}}\nexport:

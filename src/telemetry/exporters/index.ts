@@ -2,11 +2,23 @@
 // Loaded only when a config has exporters (TelemetryHub.build).
 import type { ExportEntry } from "../../config/snapshot.ts";
 import type { ExporterDeps } from "../hub.ts";
+import type { Counter, MetricsRegistry } from "../metrics.ts";
+import { otlpExporter, type OtlpSettings } from "../otlp/exporter.ts";
 import type { Exporter } from "../records.ts";
 
 type Start = (entry: ExportEntry, deps: ExporterDeps) => Exporter | Promise<Exporter>;
 
-const MODULES: Readonly<Record<string, Start>> = {};
+const spanDrops = new WeakMap<MetricsRegistry, Counter>();
+/** Declared with the first otlp exporter (a reload reuses it): spans lost per exporter. */
+function spansDropped(registry: MetricsRegistry): Counter {
+  let counter = spanDrops.get(registry);
+  if (!counter) spanDrops.set(registry, (counter = registry.counter("gateway_trace_spans_dropped_total", "Spans an otlp exporter lost: its queue full, an export failed or timed out.", ["exporter"])));
+  return counter;
+}
+
+const MODULES: Readonly<Record<string, Start>> = {
+  otlp: (entry, deps) => otlpExporter(entry.name, entry.settings as OtlpSettings, { logger: deps.logger, version: deps.version, dropped: spansDropped(deps.registry).at(entry.name) }),
+};
 
 /** Every entry started, or an Error naming every one that could not be (those started are closed). */
 export async function startExporters(entries: readonly ExportEntry[], deps: ExporterDeps): Promise<Exporter[]> {

@@ -1,0 +1,8 @@
+// Each built-in exporter module's settings schema, for the config check (config/references.ts): only
+// TypeBox schemas here, so the check loads no exporter's code.
+import type { TSchema } from "@sinclair/typebox";
+import { OtlpSettings } from "../otlp/settings.ts";
+
+export const EXPORTER_SETTINGS: Readonly<Record<string, TSchema>> = {
+  otlp: OtlpSettings,
+};
