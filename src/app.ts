@@ -61,7 +61,7 @@ export async function buildApps(deps: AppDeps, random: () => number = Math.rando
   hooks.load(deps.holder.current);
   deps.holder.onSwap((next) => hooks.load(next));
   const adminDeps: AdminDeps = { ...deps, keys: governance.keys, authCache: governance.cache, identity: governance.identity, audit: governance.audit, groups: groups.groups, usage: groups.usage, hookRuntime: hooks };
-  groups.usage.registerMetrics(metrics.registry);
+  groups.usage.registerMetrics(metrics.registry, () => deps.holder.current.auth.chain.includes("keys"));
   // Started by the boot (main.ts), so apps built in tests run no timers.
   const health = new HealthProber(() => deps.holder.current, routing, laneProbe(deps.holder), deps.logger);
   // Boot-scoped: the cap of the snapshot the process started with (the config lifecycle keeps it so).
