@@ -53,7 +53,7 @@ test("with listen: GET /metrics serves the registry's exposition with no credent
     for (const path of ["/", "/metrics/", "/stats", "/v1/chat/completions", "/metrics2"]) {
       const other = await fetch(`${base}${path}`);
       expect(other.status).toBe(404);
-      expect((await other.json()).error.code).toBe("not_found");
+      expect(((await other.json()) as { error: { code: string } }).error.code).toBe("not_found");
     }
     const posted = await fetch(`${base}/metrics`, { method: "POST", body: "{}" });
     expect(posted.status).toBe(405);

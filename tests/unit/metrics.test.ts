@@ -64,7 +64,8 @@ test("histograms: cumulative buckets, le=\"+Inf\" counting every observation, th
 test("a gauge with extraLabels writes its declared labels first, then each sample's; enabled() hides the whole family", () => {
   const registry = new MetricsRegistry();
   let on = false;
-  registry.gauge("gateway_key_spend_cents", "Spend.", ["key"], () => [{ labels: { key: "k1", team: "blue" }, value: 12 }, { labels: { key: "k2" }, value: 0 }], { extraLabels: true, enabled: () => on });
+  const samples: { labels: Record<string, string>; value: number }[] = [{ labels: { key: "k1", team: "blue" }, value: 12 }, { labels: { key: "k2" }, value: 0 }];
+  registry.gauge("gateway_key_spend_cents", "Spend.", ["key"], () => samples, { extraLabels: true, enabled: () => on });
   expect(registry.expose()).toBe("\n");
   expect(registry.families()).toEqual([]);
   on = true;
