@@ -75,7 +75,7 @@ export async function buildApps(deps: AppDeps, random: () => number = Math.rando
   // The boot's exporters start before the first request; one that cannot (a taken port) stops the boot.
   await telemetry.swap(await telemetry.build(deps.holder.current.export));
   const adminDeps: AdminDeps = { ...deps, telemetry, keys: governance.keys, authCache: governance.cache, identity: governance.identity, audit: governance.audit, groups: groups.groups, usage: groups.usage, hookRuntime: hooks };
-  groups.usage.registerMetrics(metrics.registry);
+  groups.usage.registerMetrics(metrics.registry, () => deps.holder.current.auth.chain.includes("keys"));
   // Started by the boot (main.ts), so apps built in tests run no timers.
   const health = new HealthProber(() => deps.holder.current, routing, laneProbe(deps.holder), deps.logger);
   // Boot-scoped: the cap of the snapshot the process started with (the config lifecycle keeps it so).

@@ -5,11 +5,11 @@ import { anyClientCredential } from "../protocols/registry.ts";
 import type { ConfigHolder } from "../config/snapshot.ts";
 import { errorResponse } from "../http/errors.ts";
 import { controller } from "../http/elysia.ts";
-import type { DataPlaneMetrics } from "../telemetry/metrics.ts";
+import { EXPOSITION_CONTENT_TYPE, type DataPlaneMetrics } from "../telemetry/metrics.ts";
 
 export const metricsRoutes = (holder: ConfigHolder, metrics: DataPlaneMetrics, auth: IngressAuth) =>
   controller("dataplane.metrics").get("/metrics", async ({ request }) => {
     const principal = await auth.authenticate(holder.current, { token: anyClientCredential(request) });
     if (!principal || principal.refusal !== undefined) return errorResponse("unauthorized", "a client credential is required for /metrics");
-    return new Response(metrics.registry.expose(), { headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" } });
+    return new Response(metrics.registry.expose(), { headers: { "content-type": EXPOSITION_CONTENT_TYPE } });
   });

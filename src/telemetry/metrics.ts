@@ -1,11 +1,37 @@
 // A small metrics registry and its Prometheus text exposition (GET /metrics). A series is found by its
 // label values through nested maps, one level per label (`at("openai", "chat", "ok")`): no string is
-// built and nothing is allocated on an increment once the series exists.
+// built and nothing is allocated on an increment once the series exists. Every family writes its
+// `# HELP` and `# TYPE` lines from boot, series or not, so a scraper sees the whole set before traffic.
 
 type Labels = Readonly<Record<string, string>>;
 
+export type MetricType = "counter" | "gauge" | "histogram";
+
+/** What a family declares: the exposition's `# HELP`/`# TYPE` and the label names its series carry. */
+export interface MetricFamily {
+  readonly name: string;
+  readonly type: MetricType;
+  readonly help: string;
+  /** A gauge with `extraLabels` writes these first, then each sample's own. */
+  readonly labelNames: readonly string[];
+}
+
+/** The data plane's `GET /metrics` and the prometheus exporter's listener answer with this. */
+export const EXPOSITION_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+
 function escapeLabel(value: string): string {
   return value.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"');
+}
+
+/** HELP text escapes only backslash and newline (the text format's rule; a quote stays as is). */
+function header(family: MetricFamily): string {
+  return `# HELP ${family.name} ${family.help.replace(/\\/g, "\\\\").replace(/\n/g, "\\n")}\n# TYPE ${family.name} ${family.type}`;
+}
+
+/** JS writes `Infinity` and `NaN`, which the text format spells `+Inf`, `-Inf` and `NaN`. */
+function sampleValue(value: number): string {
+  if (Number.isFinite(value)) return String(value);
+  return Number.isNaN(value) ? "NaN" : value > 0 ? "+Inf" : "-Inf";
 }
 
 function child(level: Map<string, unknown>, key: string): Map<string, unknown> {
@@ -55,7 +81,8 @@ export class CounterSeries {
   }
 }
 
-export class Counter {
+export class Counter implements MetricFamily {
+  readonly type = "counter";
   readonly #table: SeriesTable<CounterSeries>;
 
   constructor(
@@ -65,6 +92,8 @@ export class Counter {
   ) {
     if (labelNames.length > 3) throw new Error(`${name}: at most three labels`);
     this.#table = new SeriesTable(labelNames, () => new CounterSeries());
+    // An unlabelled counter has its one series from the start: it reads 0 rather than being absent.
+    if (labelNames.length === 0) this.#table.at();
   }
 
   /** The series of these label values, in labelNames order (hot paths keep or look it up here). */
@@ -81,8 +110,8 @@ export class Counter {
   }
 
   expose(): string {
-    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`];
-    for (const { labels, series } of this.#table.all) lines.push(`${this.name}${rendered(this.labelNames, labels)} ${series.value}`);
+    const lines = [header(this)];
+    for (const { labels, series } of this.#table.all) lines.push(`${this.name}${rendered(this.labelNames, labels)} ${sampleValue(series.value)}`);
     return lines.join("\n");
   }
 }
@@ -93,21 +122,38 @@ function rendered(labelNames: readonly string[], labels: Labels): string {
   return inner ? `{${inner}}` : "";
 }
 
-/**
- * A gauge read at scrape time from live state (lane breakers), so nothing is kept twice. `labelNames`
- * null: each sample brings its own (a key's labels are echoed onto its series).
- */
-export class CollectedGauge {
+export interface GaugeOptions {
+  /**
+   * Each sample may carry labels beyond `labelNames` (a key's own labels echoed onto its series), written
+   * after the declared ones. The collector owns their names being valid and distinct.
+   */
+  readonly extraLabels?: boolean;
+  /** Whether the family is exposed at all, asked at each scrape (key gauges: only while `keys` is in auth.chain). */
+  readonly enabled?: () => boolean;
+}
+
+/** A gauge read at scrape time from live state (lane breakers, key totals), so nothing is kept twice. */
+export class CollectedGauge implements MetricFamily {
+  readonly type = "gauge";
+
   constructor(
     readonly name: string,
     readonly help: string,
-    readonly labelNames: readonly string[] | null,
+    readonly labelNames: readonly string[],
     private readonly collect: () => Iterable<{ labels: Labels; value: number }>,
+    private readonly options: GaugeOptions = {},
   ) {}
 
+  get enabled(): boolean {
+    return this.options.enabled?.() ?? true;
+  }
+
   expose(): string {
-    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} gauge`];
-    for (const { labels, value } of this.collect()) lines.push(`${this.name}${rendered(this.labelNames ?? Object.keys(labels), labels)} ${value}`);
+    const lines = [header(this)];
+    for (const { labels, value } of this.collect()) {
+      const names = this.options.extraLabels ? [...this.labelNames, ...Object.keys(labels).filter((n) => !this.labelNames.includes(n))] : this.labelNames;
+      lines.push(`${this.name}${rendered(names, labels)} ${sampleValue(value)}`);
+    }
     return lines.join("\n");
   }
 }
@@ -134,7 +180,8 @@ export class HistogramSeries {
   }
 }
 
-export class Histogram {
+export class Histogram implements MetricFamily {
+  readonly type = "histogram";
   readonly #table: SeriesTable<HistogramSeries>;
 
   constructor(
@@ -143,6 +190,7 @@ export class Histogram {
     readonly labelNames: readonly string[],
     readonly buckets: readonly number[] = DURATION_BUCKETS,
   ) {
+    if (labelNames.length > 3) throw new Error(`${name}: at most three labels`);
     this.#table = new SeriesTable(labelNames, () => new HistogramSeries(buckets));
   }
 
@@ -155,7 +203,7 @@ export class Histogram {
   }
 
   expose(): string {
-    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
+    const lines = [header(this)];
     const withLe = [...this.labelNames, "le"];
     for (const { labels, series } of this.#table.all) {
       let cumulative = 0;
@@ -163,16 +211,19 @@ export class Histogram {
         cumulative += series.counts[i]!;
         lines.push(`${this.name}_bucket${rendered(withLe, { ...labels, le: String(bound) })} ${cumulative}`);
       });
+      // The +Inf bucket is every observation, those past the last bound included.
       lines.push(`${this.name}_bucket${rendered(withLe, { ...labels, le: "+Inf" })} ${series.count}`);
-      lines.push(`${this.name}_sum${rendered(this.labelNames, labels)} ${series.sum}`);
+      lines.push(`${this.name}_sum${rendered(this.labelNames, labels)} ${sampleValue(series.sum)}`);
       lines.push(`${this.name}_count${rendered(this.labelNames, labels)} ${series.count}`);
     }
     return lines.join("\n");
   }
 }
 
+type Family = (Counter | Histogram | CollectedGauge) & { expose(): string };
+
 export class MetricsRegistry {
-  readonly #metrics: { expose(): string }[] = [];
+  readonly #metrics: Family[] = [];
 
   counter(name: string, help: string, labelNames: readonly string[]): Counter {
     return this.add(new Counter(name, help, labelNames));
@@ -182,26 +233,39 @@ export class MetricsRegistry {
     return this.add(new Histogram(name, help, labelNames));
   }
 
-  gauge(name: string, help: string, labelNames: readonly string[] | null, collect: () => Iterable<{ labels: Labels; value: number }>): CollectedGauge {
-    return this.add(new CollectedGauge(name, help, labelNames, collect));
+  gauge(name: string, help: string, labelNames: readonly string[], collect: () => Iterable<{ labels: Labels; value: number }>, options?: GaugeOptions): CollectedGauge {
+    return this.add(new CollectedGauge(name, help, labelNames, collect, options));
+  }
+
+  /** The families exposed now, in declaration order (a disabled gauge is left out, as from the exposition). */
+  families(): MetricFamily[] {
+    return this.#metrics.filter(exposed).map(({ name, type, help, labelNames }) => ({ name, type, help, labelNames }));
   }
 
   expose(): string {
-    return `${this.#metrics.map((m) => m.expose()).join("\n")}\n`;
+    return `${this.#metrics.filter(exposed).map((m) => m.expose()).join("\n")}\n`;
   }
 
-  private add<M extends { expose(): string }>(metric: M): M {
+  private add<M extends Family>(metric: M): M {
+    // Two families of one name would make an exposition Prometheus refuses whole.
+    if (this.#metrics.some((m) => m.name === metric.name)) throw new Error(`metric ${metric.name} is declared twice`);
     this.#metrics.push(metric);
     return metric;
   }
 }
 
-/** The data plane's series (gateway-spec.md, "Metrics"). One registry per process (tests build their own). */
+const exposed = (m: Family) => !(m instanceof CollectedGauge) || m.enabled;
+
+/**
+ * The data plane's series (gateway-spec.md, "Metrics"). One registry per process (tests build their own).
+ * Declared elsewhere, on the same registry: gateway_lane_state (app.ts, read from the routing state) and
+ * the key gauges (governance/usage.ts, read from the metering totals).
+ */
 export function dataPlaneMetrics(registry = new MetricsRegistry()) {
   return {
     registry,
     requests: registry.counter("gateway_requests_total", "Model requests by ingress protocol, pool and outcome (ok, client_error, exhausted, error).", ["ingress_protocol", "pool", "outcome"]),
-    duration: registry.histogram("gateway_request_duration_seconds", "Time from a model request's arrival to its answer's first byte (whole answer when not streamed).", ["ingress_protocol", "pool"]),
+    duration: registry.histogram("gateway_request_duration_seconds", "Time from a model request's arrival to its answer's last byte (a stream: until it ends or breaks).", ["ingress_protocol", "pool"]),
     attempts: registry.counter("gateway_upstream_attempts_total", "Upstream calls, counted per failover hop.", ["pool", "lane"]),
     failures: registry.counter("gateway_upstream_failures_total", "Upstream failures by disposition (transient_upstream, hard_down, context_length).", ["pool", "lane", "disposition"]),
     trips: registry.counter("gateway_breaker_trips_total", "Breaker trips (each trip to Open, hard-down included).", ["pool", "lane"]),
@@ -212,6 +276,14 @@ export function dataPlaneMetrics(registry = new MetricsRegistry()) {
     routePolicyRejections: registry.counter("gateway_route_policy_rejections_total", "Requests a gate hook's reject verb refused (4xx, nothing dispatched).", ["pool", "policy", "status"]),
     hookEventsDropped: registry.counter("gateway_hook_events_dropped_total", "Tap events dropped because the tap had 1,024 queued.", ["hook"]),
     usageEstimates: registry.counter("gateway_usage_estimated_total", "Metered requests charged an estimate because the upstream reported no usage (each also logged).", ["lane"]),
+    /** Added to by the webhook exporter: the record count of each batch it sheds (design/telemetry.md). */
+    webhookLogsDropped: registry.counter("gateway_webhook_logs_dropped_total", "Request-log records shed by webhook exporters because every delivery slot (max_in_flight) was busy.", []),
+    /**
+     * Spec family, and nothing adds to it today: a same-protocol non-stream answer is read whole within
+     * limits.max_upstream_response_bytes or not relayed at all (a 502 and a transient fault, failover),
+     * so no answer is ever served past the cap and billed zero. It reads 0, as the spec's scrapers expect.
+     */
+    billingTruncated: registry.counter("gateway_billing_truncated_total", "Same-protocol non-stream answers over the upstream answer cap served and billed zero tokens.", []),
   };
 }
 export type DataPlaneMetrics = ReturnType<typeof dataPlaneMetrics>;

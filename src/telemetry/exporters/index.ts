@@ -4,6 +4,7 @@ import type { ExportEntry } from "../../config/snapshot.ts";
 import type { ExporterDeps } from "../hub.ts";
 import type { Counter, MetricsRegistry } from "../metrics.ts";
 import { otlpExporter, type OtlpSettings } from "../otlp/exporter.ts";
+import { prometheusExporter, type PrometheusSettings } from "./prometheus.ts";
 import type { Exporter } from "../records.ts";
 
 type Start = (entry: ExportEntry, deps: ExporterDeps) => Exporter | Promise<Exporter>;
@@ -17,6 +18,7 @@ function spansDropped(registry: MetricsRegistry): Counter {
 }
 
 const MODULES: Readonly<Record<string, Start>> = {
+  prometheus: (entry, deps) => prometheusExporter(entry.name, entry.settings as PrometheusSettings, { registry: deps.registry, logger: deps.logger }),
   otlp: (entry, deps) => otlpExporter(entry.name, entry.settings as OtlpSettings, { logger: deps.logger, version: deps.version, dropped: spansDropped(deps.registry).at(entry.name) }),
 };
 

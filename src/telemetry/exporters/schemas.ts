@@ -2,7 +2,9 @@
 // TypeBox schemas here, so the check loads no exporter's code.
 import type { TSchema } from "@sinclair/typebox";
 import { OtlpSettings } from "../otlp/settings.ts";
+import { PrometheusSettingsCfg } from "./prometheus.ts";
 
 export const EXPORTER_SETTINGS: Readonly<Record<string, TSchema>> = {
   otlp: OtlpSettings,
+  prometheus: PrometheusSettingsCfg,
 };
