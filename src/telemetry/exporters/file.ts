@@ -22,6 +22,7 @@ export type FileSettings = Static<typeof FileSettings>;
 const WRITE_EVERY_MS = 1_000;
 /** What may wait in memory for the disk; past either bound the newest records are shed and counted. */
 export const FILE_MAX_PENDING_RECORDS = 10_000;
+/** Measured in UTF-16 units, so no request pays for a byte count: about 8 MiB of ASCII JSON. */
 const MAX_PENDING_CHARS = 8 * 1024 * 1024;
 /** A disk that never answers (a hung network mount) must not hold SIGTERM or a reload forever. */
 const FLUSH_BOUND_MS = 5_000;
@@ -180,8 +181,9 @@ export function fileExporter(name: string, settings: FileSettings, deps: FileExp
     log,
     flush,
     async close() {
-      await flush();
+      // Records arriving from here on are dropped and counted, not left pending with no timer to write them.
       closed = true;
+      await flush();
       if (timer !== undefined) clearTimeout(timer);
       timer = undefined;
     },
