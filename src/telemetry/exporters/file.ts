@@ -1,0 +1,200 @@
+// The `file` exporter (design/telemetry.md "Exporters"): request-log records as JSON Lines, appended at
+// least once a second. `log()` only serialises into a bounded buffer, so a slow or full disk never makes a
+// request wait; the disk is touched by one background writer at a time, through async fs.
+import { Type, type Static } from "@sinclair/typebox";
+import type { FileHandle } from "node:fs/promises";
+import { fsPromises } from "../../store/fs-promises.ts";
+import type { Logger } from "../logger.ts";
+import type { Exporter, RequestRecord } from "../records.ts";
+
+export const FILE_DEFAULT_MAX_BYTES = 104_857_600;
+
+export const FileSettings = Type.Object(
+  {
+    path: Type.String({ minLength: 1, description: "file the records are appended to (created 0600); rotation renames it <path>.1" }),
+    max_bytes: Type.Optional(Type.Integer({ minimum: 0, default: FILE_DEFAULT_MAX_BYTES, description: "a line that would take the file past this first renames it <path>.1; 0: never rotate" })),
+  },
+  { additionalProperties: false },
+);
+export type FileSettings = Static<typeof FileSettings>;
+
+/** The design's "at least once a second". */
+const WRITE_EVERY_MS = 1_000;
+/** What may wait in memory for the disk; past either bound the newest records are shed and counted. */
+export const FILE_MAX_PENDING_RECORDS = 10_000;
+/** Measured in UTF-16 units, so no request pays for a byte count: about 8 MiB of ASCII JSON. */
+const MAX_PENDING_CHARS = 8 * 1024 * 1024;
+/** A disk that never answers (a hung network mount) must not hold SIGTERM or a reload forever. */
+const FLUSH_BOUND_MS = 5_000;
+/** Shedding and write failures repeat for as long as their cause lasts: one warning a minute says so. */
+const WARN_EVERY_MS = 60_000;
+
+export interface FileExporterDeps {
+  readonly logger: Logger;
+  readonly now?: () => number;
+  /** Counts records shed (buffer full) or lost (write failed), when the caller keeps such a counter. */
+  readonly dropped?: { inc(by?: number): void };
+}
+
+export function fileExporter(name: string, settings: FileSettings, deps: FileExporterDeps): Exporter {
+  const path = settings.path;
+  const maxBytes = settings.max_bytes ?? FILE_DEFAULT_MAX_BYTES;
+  const now = deps.now ?? Date.now;
+  const logger = deps.logger.child({ exporter: name, module: "file" });
+
+  let pending: string[] = [];
+  let pendingChars = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let writing: Promise<void> | undefined;
+  let closed = false;
+  /** Lost since the last warning, and when that warning was. */
+  let shed = 0;
+  let lost = 0;
+  let lastError = "";
+  let warnedAt = -Infinity;
+
+  const drop = (n: number) => {
+    try {
+      deps.dropped?.inc(n);
+    } catch {
+      // A caller's counter failing must not reach log().
+    }
+  };
+
+  function schedule(): void {
+    if (timer !== undefined || closed) return;
+    timer = setTimeout(() => {
+      timer = undefined;
+      void drain();
+    }, WRITE_EVERY_MS);
+    // Never what keeps the process alive: SIGTERM flushes explicitly.
+    timer.unref();
+  }
+
+  function log(record: RequestRecord): void {
+    try {
+      if (closed) return void drop(1);
+      const line = JSON.stringify(record);
+      if (pending.length >= FILE_MAX_PENDING_RECORDS || pendingChars + line.length > MAX_PENDING_CHARS) {
+        shed++;
+        return void drop(1);
+      }
+      pending.push(line);
+      pendingChars += line.length;
+      schedule();
+    } catch {
+      // An unserialisable record is the caller's bug; the request it describes is not failed for it.
+      shed++;
+      drop(1);
+    }
+  }
+
+  /** One writer at a time; it keeps going until nothing is pending, so a flush covers what arrived meanwhile. */
+  function drain(): Promise<void> {
+    if (writing) return writing;
+    if (pending.length === 0) return Promise.resolve();
+    writing = (async () => {
+      try {
+        while (pending.length > 0) {
+          const lines = pending;
+          pending = [];
+          pendingChars = 0;
+          await append(lines);
+        }
+      } finally {
+        writing = undefined;
+        warnIfDue();
+      }
+    })();
+    return writing;
+  }
+
+  /** Appends whole lines, rotating before a line that would take the file past max_bytes. */
+  async function append(lines: string[]): Promise<void> {
+    const fs = fsPromises();
+    let handle: FileHandle | undefined;
+    let written = 0;
+    try {
+      handle = await fs.open(path, "a", 0o600);
+      let size = maxBytes > 0 ? (await handle.stat()).size : 0;
+      let chunk: string[] = [];
+      let chunkBytes = 0;
+      const writeChunk = async () => {
+        if (chunk.length === 0) return;
+        await handle!.appendFile(`${chunk.join("\n")}\n`);
+        written += chunk.length;
+        size += chunkBytes;
+        chunk = [];
+        chunkBytes = 0;
+      };
+      for (const line of lines) {
+        const bytes = Buffer.byteLength(line) + 1;
+        // An empty file takes even a line longer than max_bytes: lines are never split, and renaming an
+        // empty file would only push the previous generation out.
+        if (maxBytes > 0 && size + chunkBytes > 0 && size + chunkBytes + bytes > maxBytes) {
+          await writeChunk();
+          await handle.close();
+          handle = undefined;
+          await fs.rename(path, `${path}.1`);
+          handle = await fs.open(path, "a", 0o600);
+          size = 0;
+        }
+        chunk.push(line);
+        chunkBytes += bytes;
+      }
+      await writeChunk();
+    } catch (error) {
+      const n = lines.length - written;
+      lost += n;
+      drop(n);
+      lastError = describe(error);
+    } finally {
+      await handle?.close().catch(() => undefined);
+    }
+  }
+
+  function warnIfDue(): void {
+    if (shed === 0 && lost === 0) return;
+    const at = now();
+    if (at - warnedAt < WARN_EVERY_MS) return;
+    warnedAt = at;
+    if (lost > 0) logger.warn("request-log records not written", { path, records: lost, error: lastError });
+    if (shed > 0) logger.warn("request-log records shed: more were waiting for the disk than the buffer holds", { path, records: shed });
+    shed = 0;
+    lost = 0;
+  }
+
+  async function flush(): Promise<void> {
+    if (timer !== undefined) {
+      clearTimeout(timer);
+      timer = undefined;
+    }
+    let bound: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([drain(), new Promise<void>((resolve) => (bound = setTimeout(resolve, FLUSH_BOUND_MS)))]);
+    clearTimeout(bound);
+  }
+
+  return {
+    name,
+    module: "file",
+    streams: ["logs"],
+    log,
+    flush,
+    async close() {
+      // Records arriving from here on are dropped and counted, not left pending with no timer to write them.
+      closed = true;
+      await flush();
+      if (timer !== undefined) clearTimeout(timer);
+      timer = undefined;
+    },
+  };
+}
+
+/** An fs error's code and message (they name the path, never a record's content). */
+function describe(error: unknown): string {
+  if (error instanceof Error) {
+    const code = (error as { code?: unknown }).code;
+    return typeof code === "string" ? `${code}: ${error.message}` : error.message;
+  }
+  return String(error);
+}
