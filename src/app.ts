@@ -71,7 +71,7 @@ export async function buildApps(deps: AppDeps, random: () => number = Math.rando
   deps.holder.onSwap((next) => hooks.load(next));
   // Each request's line: readable with --log-format text; a JSON `request` record at --log-level debug.
   const requestLine = deps.logFormat === "text" ? accessLine : deps.logger.enabled("debug") ? (record: RequestRecord) => deps.logger.debug("request", { ...record }) : undefined;
-  const telemetry = new TelemetryHub(deps.logger, requestLine, { logger: deps.logger, registry: metrics.registry, version: VERSION });
+  const telemetry = new TelemetryHub(deps.logger, requestLine, { logger: deps.logger, registry: metrics.registry, version: VERSION, webhookDropped: metrics.webhookLogsDropped.at() });
   // The boot's exporters start before the first request; one that cannot (a taken port) stops the boot.
   await telemetry.swap(await telemetry.build(deps.holder.current.export));
   const adminDeps: AdminDeps = { ...deps, telemetry, keys: governance.keys, authCache: governance.cache, identity: governance.identity, audit: governance.audit, groups: groups.groups, usage: groups.usage, hookRuntime: hooks };

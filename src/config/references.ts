@@ -22,7 +22,6 @@ export function isLoopback(address: string): boolean {
 
 /** Exporter modules built in, and the one stream each carries. */
 export const EXPORTER_STREAMS: Record<string, string> = { prometheus: "metrics", otlp: "traces", file: "logs", webhook: "logs" };
-const EXPORTER_REQUIRED: Record<string, string | undefined> = { file: "path", webhook: "url", otlp: "endpoint" };
 
 
 export function referenceErrors(root: unknown, conceal?: Conceal): string[] {
@@ -225,10 +224,6 @@ export function referenceErrors(root: unknown, conceal?: Conceal): string[] {
     const settings = bag(exporter.settings);
     const schema = EXPORTER_SETTINGS[module];
     if (schema) errors.push(...schemaErrors(schema, withSecretHeaders(settings), { prefix: `/export/${name}/settings`, conceal }));
-    else {
-      const required = EXPORTER_REQUIRED[module];
-      if (required && typeof settings[required] !== "string") errors.push(`${at}.settings.${required}: required member missing`);
-    }
     if (settings.capture_content === true) errors.push(`${at}.settings.capture_content: not supported by this build yet (spans carry no prompt or completion text)`);
   }
   return errors;

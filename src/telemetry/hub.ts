@@ -13,6 +13,8 @@ export interface ExporterDeps {
   readonly registry: MetricsRegistry;
   /** InfoView `version`: the traces' service.version. */
   readonly version: string;
+  /** gateway_webhook_logs_dropped_total (declared from boot with the data plane's metrics). */
+  readonly webhookDropped: { inc(by?: number): void };
 }
 
 export class TelemetryHub {

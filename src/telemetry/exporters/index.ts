@@ -5,6 +5,9 @@ import type { ExporterDeps } from "../hub.ts";
 import type { Counter, MetricsRegistry } from "../metrics.ts";
 import { otlpExporter, type OtlpSettings } from "../otlp/exporter.ts";
 import { prometheusExporter, type PrometheusSettings } from "./prometheus.ts";
+import { fileExporter, type FileSettings } from "./file.ts";
+import { webhookExporter, type WebhookSettings } from "./webhook.ts";
+import { Secret } from "../../config/secret.ts";
 import type { Exporter } from "../records.ts";
 
 type Start = (entry: ExportEntry, deps: ExporterDeps) => Exporter | Promise<Exporter>;
@@ -17,7 +20,16 @@ function spansDropped(registry: MetricsRegistry): Counter {
   return counter;
 }
 
+/** Header values that were secret references, revealed for the exporter that sends them (and only there). */
+function revealedHeaders(settings: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const headers = settings.headers as Record<string, unknown> | undefined;
+  if (!headers) return { ...settings };
+  return { ...settings, headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, v instanceof Secret ? v.reveal() : v])) };
+}
+
 const MODULES: Readonly<Record<string, Start>> = {
+  file: (entry, deps) => fileExporter(entry.name, entry.settings as FileSettings, { logger: deps.logger }),
+  webhook: (entry, deps) => webhookExporter(entry.name, revealedHeaders(entry.settings) as WebhookSettings, { logger: deps.logger, dropped: deps.webhookDropped }),
   prometheus: (entry, deps) => prometheusExporter(entry.name, entry.settings as PrometheusSettings, { registry: deps.registry, logger: deps.logger }),
   otlp: (entry, deps) => otlpExporter(entry.name, entry.settings as OtlpSettings, { logger: deps.logger, version: deps.version, dropped: spansDropped(deps.registry).at(entry.name) }),
 };

@@ -3,8 +3,12 @@
 import type { TSchema } from "@sinclair/typebox";
 import { OtlpSettings } from "../otlp/settings.ts";
 import { PrometheusSettingsCfg } from "./prometheus.ts";
+import { FileSettings } from "./file.ts";
+import { WebhookSettings } from "./webhook.ts";
 
 export const EXPORTER_SETTINGS: Readonly<Record<string, TSchema>> = {
   otlp: OtlpSettings,
   prometheus: PrometheusSettingsCfg,
+  file: FileSettings,
+  webhook: WebhookSettings,
 };
