@@ -94,6 +94,9 @@ export async function handleModelRequest(deps: PipelineDeps, ingress: ProtocolAd
   const requestId = requestIdOf(request.headers);
   const trail = deps.telemetry?.active ? new RequestTrail(deps.telemetry, requestId, ingress.name, request.headers) : undefined;
   const answer = await admitInbound(deps, ingress, request, route, trail);
+  // A relayed upstream answer's own id stays readable beside ours (a vendor's support asks for it).
+  const upstreamId = answer.headers.get("x-request-id");
+  if (upstreamId !== null && upstreamId !== requestId) answer.headers.set("x-upstream-request-id", upstreamId);
   answer.headers.set("x-request-id", requestId);
   return answer;
 }

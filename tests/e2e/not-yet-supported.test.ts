@@ -11,13 +11,9 @@ const CONFIG = `${LISTEN_ANY}store: {module: sqlite, settings: {path: ":memory:"
 providers: {local: {protocol: mock}}
 models: {mock-1: {provider: local}}
 `;
-const EXTRA = `export: {scrape: {module: prometheus}}
-advanced: {response_headers: {server_timing: true}}
+const EXTRA = `advanced: {response_headers: {server_timing: true}}
 `;
-const REFUSALS = [
-  "export: not supported by this build yet (lands with telemetry export)",
-  "advanced.response_headers.server_timing: not supported by this build yet",
-];
+const REFUSALS = ["advanced.response_headers.server_timing: not supported by this build yet"];
 
 describe("the binary refuses config it cannot honour yet, naming its path", () => {
   test("gateway --check, as docs/operations.md prints it", async () => {

@@ -275,9 +275,10 @@ describe("failures that are not the lane's", () => {
     oaiA.script({ error: { status: 400, ...problem } });
     const response = await chat(gw, "caller", "bad temperature");
     expect(response.status).toBe(400);
-    // Same protocol: the upstream's bytes and its request id, unchanged.
+    // Same protocol: the upstream's bytes, unchanged; its request id beside the gateway's own.
     expect(await response.text()).toBe(JSON.stringify({ error: problem }));
-    expect(response.headers.get("x-request-id")).toMatch(/^req_/);
+    expect(response.headers.get("x-upstream-request-id")).toMatch(/^req_/);
+    expect(response.headers.get("x-request-id")).not.toMatch(/^req_/);
     expect(served(oaiB)).toEqual([]);
 
     // Translated for an Anthropic client: its own BadRequestError, with the upstream's words.
