@@ -27,7 +27,7 @@ const KIND_CLASS: Readonly<Record<IrError["kind"], ErrorClass>> = {
   api_error: "internal",
 };
 
-const nanos = (ms: number): bigint => BigInt(Math.round(ms * 1000)) * 1000n;
+const nanos = (ms: number): bigint => BigInt(Math.round(ms * 1e6));
 
 interface Attempt {
   readonly lane: Lane;
@@ -198,83 +198,91 @@ export class RequestTrail {
 
   #spans(record: RequestRecord, endMs: number): SpanData[] {
     const trace = this.#trace!;
-    const toEpoch = (perfMs: number) => nanos(this.arrivalMs + (perfMs - this.#start));
+    const base = this.arrivalMs - this.#start;
     const operation = this.ingress === "gemini" ? "generate_content" : "chat";
-    const usageAttrs: Record<string, AttributeValue> = record.usage
-      ? { "gen_ai.usage.input_tokens": record.usage.input_tokens, "gen_ai.usage.output_tokens": record.usage.output_tokens, "gen_ai.usage.cache_read.input_tokens": record.usage.cache_read_tokens, "gen_ai.usage.cache_creation.input_tokens": record.usage.cache_write_tokens }
-      : {};
     const last = this.#attempts.at(-1);
     const failed = record.outcome === "exhausted" || record.outcome === "error";
-    const server: SpanData = {
-      traceId: trace.traceId,
-      spanId: trace.spanId,
-      parentSpanId: this.#incoming?.parentSpanId ?? null,
-      traceState: this.traceState,
-      name: `${operation} ${this.model}`,
-      kind: "server",
-      startTimeUnixNano: nanos(this.arrivalMs),
-      endTimeUnixNano: toEpoch(endMs),
-      attributes: compact({
+    const u = record.usage;
+    // Attributes are assigned one by one (no spread, no filtering pass): every traced request builds these.
+    const server: Record<string, AttributeValue> = { "gen_ai.operation.name": operation, "gen_ai.request.model": this.model };
+    if (last) {
+      server["gen_ai.provider.name"] = PROVIDER_NAME[last.lane.provider.protocol] ?? last.lane.provider.protocol;
+      server["gen_ai.response.model"] = last.lane.upstreamModel;
+    }
+    if (this.#maxTokens !== undefined) server["gen_ai.request.max_tokens"] = this.#maxTokens;
+    if (this.#temperature !== undefined) server["gen_ai.request.temperature"] = this.#temperature;
+    server["http.response.status_code"] = record.status;
+    if (failed) server["error.type"] = record.error?.class ?? "internal";
+    if (u) addUsage(server, u);
+    server["gateway.request_id"] = record.request_id;
+    server["gateway.ingress_protocol"] = record.ingress_protocol;
+    if (record.pool !== null) server["gateway.pool"] = record.pool;
+    server["gateway.outcome"] = record.outcome;
+    server["gateway.attempts"] = record.attempts;
+    if (record.key_id !== null) server["gateway.key_id"] = record.key_id;
+    if (record.group !== null) server["gateway.group"] = record.group;
+    const spans: SpanData[] = [
+      {
+        traceId: trace.traceId,
+        spanId: trace.spanId,
+        parentSpanId: this.#incoming?.parentSpanId ?? null,
+        traceState: this.traceState,
+        name: `${operation} ${this.model}`,
+        kind: "server",
+        startTimeUnixNano: nanos(this.arrivalMs),
+        endTimeUnixNano: nanos(base + endMs),
+        attributes: server,
+        status: failed ? { code: "error", message: record.error?.message } : UNSET,
+      },
+    ];
+    for (const attempt of this.#attempts) {
+      const lane = attempt.lane;
+      const client: Record<string, AttributeValue> = {
         "gen_ai.operation.name": operation,
-        "gen_ai.request.model": this.model,
-        "gen_ai.provider.name": last ? PROVIDER_NAME[last.lane.provider.protocol] : undefined,
-        "gen_ai.response.model": last?.lane.upstreamModel,
-        "gen_ai.request.max_tokens": this.#maxTokens,
-        "gen_ai.request.temperature": this.#temperature,
-        "http.response.status_code": record.status,
-        "error.type": failed ? (record.error?.class ?? "internal") : undefined,
-        ...usageAttrs,
-        "gateway.request_id": record.request_id,
-        "gateway.ingress_protocol": record.ingress_protocol,
-        "gateway.pool": record.pool ?? undefined,
-        "gateway.outcome": record.outcome,
-        "gateway.attempts": record.attempts,
-        "gateway.key_id": record.key_id ?? undefined,
-        "gateway.group": record.group ?? undefined,
-      }),
-      status: failed ? { code: "error", message: record.error?.message } : { code: "unset" },
-    };
-    const clients = this.#attempts.map((attempt): SpanData => {
-      const broke = attempt.error !== undefined;
-      const address = upstreamAddress(attempt.lane);
-      return {
+        "gen_ai.request.model": lane.upstreamModel,
+        "gen_ai.provider.name": PROVIDER_NAME[lane.provider.protocol] ?? lane.provider.protocol,
+        "gen_ai.response.model": lane.upstreamModel,
+      };
+      if (attempt === last && u) addUsage(client, u);
+      if (attempt.status !== undefined) client["http.response.status_code"] = attempt.status;
+      const address = upstreamAddress(lane);
+      if (address) {
+        client["server.address"] = address.host;
+        client["server.port"] = address.port;
+      }
+      if (attempt.error !== undefined) client["error.type"] = attempt.error;
+      if (record.pool !== null) client["gateway.pool"] = record.pool;
+      client["gateway.lane"] = lane.name;
+      client["gateway.attempt"] = attempt.number;
+      if (attempt.failoverReason !== undefined) client["gateway.failover_reason"] = attempt.failoverReason;
+      spans.push({
         traceId: trace.traceId,
         spanId: attempt.spanId,
         parentSpanId: trace.spanId,
         traceState: this.traceState,
-        name: `${operation} ${attempt.lane.upstreamModel}`,
+        name: `${operation} ${lane.upstreamModel}`,
         kind: "client",
-        startTimeUnixNano: toEpoch(attempt.startMs),
-        endTimeUnixNano: toEpoch(attempt.endMs ?? endMs),
-        attributes: compact({
-          "gen_ai.operation.name": operation,
-          "gen_ai.request.model": attempt.lane.upstreamModel,
-          "gen_ai.provider.name": PROVIDER_NAME[attempt.lane.provider.protocol],
-          "gen_ai.response.model": attempt.lane.upstreamModel,
-          ...(attempt === last ? usageAttrs : {}),
-          "http.response.status_code": attempt.status,
-          "server.address": address?.host,
-          "server.port": address?.port,
-          "error.type": attempt.error,
-          "gateway.pool": record.pool ?? undefined,
-          "gateway.lane": attempt.lane.name,
-          "gateway.attempt": attempt.number,
-          "gateway.failover_reason": attempt.failoverReason,
-        }),
-        status: broke ? { code: "error", message: attempt.error } : { code: "unset" },
-      };
-    });
-    return [server, ...clients];
+        startTimeUnixNano: nanos(base + attempt.startMs),
+        endTimeUnixNano: nanos(base + (attempt.endMs ?? endMs)),
+        attributes: client,
+        status: attempt.error !== undefined ? { code: "error", message: attempt.error } : UNSET,
+      });
+    }
+    return spans;
   }
+}
+
+const UNSET = Object.freeze({ code: "unset" as const });
+
+function addUsage(attributes: Record<string, AttributeValue>, u: RecordUsage): void {
+  attributes["gen_ai.usage.input_tokens"] = u.input_tokens;
+  attributes["gen_ai.usage.output_tokens"] = u.output_tokens;
+  attributes["gen_ai.usage.cache_read.input_tokens"] = u.cache_read_tokens;
+  attributes["gen_ai.usage.cache_creation.input_tokens"] = u.cache_write_tokens;
 }
 
 const round = (ms: number) => Math.round(ms * 1000) / 1000;
 
-function compact(attributes: Record<string, AttributeValue | undefined>): Record<string, AttributeValue> {
-  const out: Record<string, AttributeValue> = {};
-  for (const [key, value] of Object.entries(attributes)) if (value !== undefined) out[key] = value;
-  return out;
-}
 
 const addresses = new WeakMap<Lane, { host: string; port: number } | null>();
 /** The upstream's host and port, from the provider's base URL (once per lane). */

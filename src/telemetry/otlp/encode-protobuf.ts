@@ -28,12 +28,17 @@ function anyValue(w: ProtoWriter, value: AttributeValue): void {
   }
 }
 
+const UNIQUE_VALUES = new Set(["gateway.request_id", "gateway.key_id", "gateway.group"]);
+
 // KeyValue: key = 1, value = 2 (AnyValue).
 function keyValue(w: ProtoWriter, field: number, key: string, value: AttributeValue): void {
   const kv = w.begin(field);
-  w.string(1, key);
+  w.repeated(1, key);
   const v = w.begin(2);
-  anyValue(w, value);
+  // Values of these keys are per request (ids): the rest are a config's names and a few words.
+  if (typeof value === "string" && !UNIQUE_VALUES.has(key)) {
+    w.repeated(1, value); // AnyValue.string_value = 1
+  } else anyValue(w, value);
   w.end(v);
   w.end(kv);
 }
@@ -45,7 +50,7 @@ function span(w: ProtoWriter, s: SpanData): void {
   w.hexBytes(2, s.spanId); // span_id (bytes, 8)
   if (s.traceState) w.string(3, s.traceState); // trace_state
   if (s.parentSpanId) w.hexBytes(4, s.parentSpanId); // parent_span_id (bytes, 8)
-  w.string(5, s.name); // name
+  w.repeated(5, s.name); // name
   w.uint(6, KIND[s.kind]); // kind (SpanKind)
   w.fixed64(7, s.startTimeUnixNano); // start_time_unix_nano (fixed64)
   w.fixed64(8, s.endTimeUnixNano); // end_time_unix_nano (fixed64)

@@ -25,6 +25,10 @@ function varintSize(value: number): number {
   return size;
 }
 
+/** Encoded bytes of recurring strings; bounded, and never cleared (its set is the config's names). */
+const REPEATED = new Map<string, Uint8Array>();
+const MAX_REPEATED = 4096;
+
 export class ProtoWriter {
   private buf: Uint8Array;
   private view: DataView;
@@ -102,6 +106,23 @@ export class ProtoWriter {
     this.tag(field, WIRE_I64);
     this.view.setFloat64(this.pos, value, true);
     this.pos += 8;
+  }
+
+  /**
+   * A string that recurs (an attribute key, a model or lane name): its bytes are encoded once and copied
+   * natively after that. Only for bounded sets of values; unique ones (ids) go through string().
+   */
+  repeated(field: number, value: string): void {
+    let bytes = REPEATED.get(value);
+    if (bytes === undefined) {
+      if (REPEATED.size >= MAX_REPEATED || value.length > 96) return this.string(field, value);
+      REPEATED.set(value, (bytes = utf8.encode(value)));
+    }
+    this.tag(field, WIRE_LEN);
+    this.ensure(5 + bytes.length);
+    this.rawVarint(bytes.length);
+    this.buf.set(bytes, this.pos);
+    this.pos += bytes.length;
   }
 
   string(field: number, value: string): void {
