@@ -20,6 +20,12 @@ export type FileSettings = Static<typeof FileSettings>;
 
 /** The design's "at least once a second". */
 const WRITE_EVERY_MS = 1_000;
+/**
+ * Pending lines past this many characters are written at the next turn, not at the second's end: under
+ * load a second of lines is megabytes, and lines held that long outlive the young generation, so every
+ * request would pay for old-generation collections.
+ */
+const EAGER_CHARS = 64 * 1024;
 /** What may wait in memory for the disk; past either bound the newest records are shed and counted. */
 export const FILE_MAX_PENDING_RECORDS = 10_000;
 /** Measured in UTF-16 units, so no request pays for a byte count: about 8 MiB of ASCII JSON. */
@@ -46,6 +52,7 @@ export function fileExporter(name: string, settings: FileSettings, deps: FileExp
   let pendingChars = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let writing: Promise<void> | undefined;
+  let eager = false;
   let closed = false;
   /** Lost since the last warning, and when that warning was. */
   let shed = 0;
@@ -81,6 +88,13 @@ export function fileExporter(name: string, settings: FileSettings, deps: FileExp
       }
       pending.push(line);
       pendingChars += line.length;
+      if (pendingChars >= EAGER_CHARS && writing === undefined && !eager) {
+        eager = true;
+        setImmediate(() => {
+          eager = false;
+          void drain();
+        });
+      }
       schedule();
     } catch {
       // An unserialisable record is the caller's bug; the request it describes is not failed for it.
