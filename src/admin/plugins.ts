@@ -93,7 +93,14 @@ export const pluginsController = (deps: AdminDeps) =>
         }
         const exporters = started.map((e) => ({ name: e.name, module: e.module, streams: [...e.streams] }));
         const plan = async () => ({ apply: () => ({ reloaded: true as const, exporters }) });
-        const answer = deps.audit ? await deps.audit.commit({ action: RELOAD, resource: "plugins", principal }, plan) : (await plan()).apply();
+        let answer;
+        try {
+          answer = deps.audit ? await deps.audit.commit({ action: RELOAD, resource: "plugins", principal }, plan) : (await plan()).apply();
+        } catch (error) {
+          // No entry, no swap: the instances started for it (a bound listener) are closed, the running ones kept.
+          await Promise.all(started.map((e) => e.close().catch(() => undefined)));
+          throw error;
+        }
         await telemetry.swap(started);
         return answer;
       },

@@ -57,7 +57,7 @@ export type SecretRef = Static<typeof SecretRef>;
 
 /** `<n>d`, `<n>h`, `<n>m`, `<n>s`. */
 export const Duration = Type.String({ pattern: "^[0-9]+[dhms]$", "x-expected": "a duration such as 90d, 12h, 30m, 45s" });
-const Url = (description: string) => Type.String({ pattern: "^https?://[^\\s]+$", description, "x-expected": "an http(s) URL" });
+export const Url = (description: string) => Type.String({ pattern: "^https?://[^\\s]+$", description, "x-expected": "an http(s) URL" });
 /** `host:port`; IPv6 hosts in brackets. */
 export const ListenAddress = Type.String({
   pattern: "^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.-]*):[0-9]{1,5}$",

@@ -32,17 +32,21 @@ export interface IdentityRouteDeps {
 
 const refuse = (code: Parameters<typeof errorResponse>[0], message: string, headers: Record<string, string> = {}) => errorResponse(code, message, { headers: { ...NO_STORE, ...headers } });
 
+const tooLarge = () => errorResponse("invalid_request", `the request body is over ${MAX_EXCHANGE_BODY} bytes; it carries an ID token and a provider name`, { headers: { ...NO_STORE, connection: "close" } });
+
 async function exchange(deps: IdentityRouteDeps, request: Request, rotate: boolean): Promise<Response> {
   const snapshot = deps.holder.current;
   const providers = snapshot.identity.providers;
   if (providers.length === 0 || !deps.identity) return refuse("invalid_request", NO_PROVIDER);
+  // A declared size past the bound is refused before a byte is read (the listener's own cap is MiBs).
+  if (Number(request.headers.get("content-length") ?? 0) > MAX_EXCHANGE_BODY) return tooLarge();
   let text: string;
   try {
     text = await readWithin(request, snapshot.limits.bodyReadTimeoutMs, "text");
   } catch (error) {
     return error instanceof BodyReadTimeout ? errorResponse("invalid_request", "the request body did not arrive in time", { status: 408, headers: { ...NO_STORE, connection: "close" } }) : refuse("invalid_request", "the request body could not be read");
   }
-  if (text.length > MAX_EXCHANGE_BODY) return refuse("invalid_request", `the request body is over ${MAX_EXCHANGE_BODY} bytes; it carries an ID token and a provider name`);
+  if (text.length > MAX_EXCHANGE_BODY) return tooLarge();
   const asked = readExchangeRequest(text, request.headers.get("authorization"), providers);
   if (!asked.ok) return refuse(asked.code, asked.message);
   const provider = providers.find((p) => p.name === asked.instance.name) as OidcProvider;

@@ -4,16 +4,16 @@
 // their paths; the resolver builds the instances once per config load, never on a request.
 import { Type, type Static } from "@sinclair/typebox";
 import type { Secret } from "../config/secret.ts";
+import { Url } from "../config/schema.ts";
 
-const HttpUrl = (description: string) => Type.String({ pattern: "^https?://[^\\s]+$", description, "x-expected": "an http(s) URL" });
 const Pem = Type.String({ minLength: 1, description: "PEM text of a CA certificate trusted besides the public roots" });
 
 export const OidcSettingsCfg = Type.Object(
   {
-    issuer: HttpUrl("the token's `iss` must equal it; discovery is read from <issuer>/.well-known/openid-configuration"),
+    issuer: Url("the token's `iss` must equal it; discovery is read from <issuer>/.well-known/openid-configuration"),
     audience: Type.String({ minLength: 1, description: "the token's `aud` must equal it (or hold it); the browser sign-in's client id by default" }),
     role_claim: Type.Optional(Type.String({ minLength: 1, default: "groups", description: "claim read for the person's groups (`roles` for app roles; a string claim such as `hd` binds by its value)" })),
-    jwks_url: Type.Optional(HttpUrl("the key set; else discovery's jwks_uri")),
+    jwks_url: Type.Optional(Url("the key set; else discovery's jwks_uri")),
     ca_cert_pem: Type.Optional(Pem),
   },
   { additionalProperties: false },
@@ -26,9 +26,9 @@ export const ForgeSettingsCfg = Type.Object(
   {
     client_id: Type.String({ minLength: 1, description: "the OAuth app's client id" }),
     scopes: Type.Optional(Type.Array(Type.String({ minLength: 1, pattern: "^[!#-\\[\\]-~]+$" }), { maxItems: 32, description: "scopes asked for (read:org and read:user always)" })),
-    api_base: Type.Optional(HttpUrl("REST API base (enterprise: https://<host>/api/v3)")),
-    authorize_base: Type.Optional(HttpUrl("web base of /login/oauth/authorize")),
-    token_base: Type.Optional(HttpUrl("web base of /login/oauth/access_token")),
+    api_base: Type.Optional(Url("REST API base (enterprise: https://<host>/api/v3)")),
+    authorize_base: Type.Optional(Url("web base of /login/oauth/authorize")),
+    token_base: Type.Optional(Url("web base of /login/oauth/access_token")),
     fetch_orgs: Type.Optional(Type.Boolean({ default: true, description: "false: identity from /user alone, no groups" })),
     ca_cert_pem: Type.Optional(Pem),
   },

@@ -54,6 +54,20 @@ describe("POST /plugins/reload", () => {
     await until(() => ids(second).includes("still-second"));
   });
 
+  test("an exporter that cannot start (its listener's address taken) is a 400 naming it; nothing swapped", async () => {
+    const taken = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("mine") });
+    try {
+      writeFileSync(configFile(), withExport(`  moved: {module: file, settings: {path: "${second}"}}\n  scrape: {module: prometheus, settings: {listen: "127.0.0.1:${taken.port}"}}\n`));
+      const refused = await admin("/plugins/reload", { method: "POST" });
+      expect(refused.status).toBe(400);
+      expect((await json(refused)).error.message).toContain("export.scrape");
+      await ask("after-failed-start");
+      await until(() => ids(second).includes("after-failed-start"));
+    } finally {
+      taken.stop(true);
+    }
+  });
+
   test("no admin credential: 401", async () => {
     expect((await fetch(`${gw.admin}/plugins/reload`, { method: "POST" })).status).toBe(401);
   });

@@ -65,6 +65,7 @@ identity-providers:
         ${indentedCa}
   untrusted: {module: oidc, settings: {issuer: "${privateOp.issuer}", audience: other}}
   sealed: {module: oidc, settings: {issuer: "https://sealed.example", audience: gw}, max_admin_scope: none}
+  offline: {module: oidc, settings: {issuer: "http://127.0.0.1:9", audience: gw}, browser_login: {client_secret: {env: GW_UNUSED_SECRET}}}
 `),
     { env: ENV },
   );
@@ -213,6 +214,31 @@ describe("POST /auth/token", () => {
     const run = Bun.spawnSync(["bash", "-ec", block!.text], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", GATEWAY_URL: gw.data, ID_TOKEN: await idToken("nina", ["ml-team"]) } });
     expect(run.exitCode).toBe(0);
     expect(JSON.parse(run.stdout.toString())).toMatchObject({ identity: "user:nina", team: "ml", group: "user:nina@ml" });
+  });
+
+  test("a body over 64 KiB is refused before it is read; a subject that cannot name a group is 403; nothing issued", async () => {
+    const before = (await json(await admin("/keys?limit=500"))).items.length;
+    const big = await exchange({ id_token: "x".repeat(70 * 1024) });
+    expect(big.status).toBe(400);
+    expect(big.headers.get("cache-control")).toBe("no-store");
+    expect((await json(big)).error.message).toContain("over 65536 bytes");
+    const spaced = await exchange({ id_token: await op.sign({ sub: "has a space", aud: "gw" }), provider: "corp" });
+    expect(spaced.status).toBe(403);
+    expect((await json(spaced)).error.code).toBe("forbidden");
+    expect((await json(await admin("/keys?limit=500"))).items.length).toBe(before);
+  });
+
+  test("browser sign-in with an unreachable issuer is a 502 page, and a provider without browser_login a 404 page", async () => {
+    const down = await fetch(`${gw.data}/auth/login/offline`, { redirect: "manual" });
+    expect(down.status).toBe(502);
+    expect(down.headers.get("content-type")).toContain("text/html");
+    expect(down.headers.get("cache-control")).toBe("no-store");
+    expect(down.headers.get("set-cookie")).toBeNull();
+    expect(await down.text()).toContain("offline could not be reached");
+    const none = await fetch(`${gw.data}/auth/login/corp`, { redirect: "manual" });
+    expect(none.status).toBe(404);
+    expect(await none.text()).toContain("Sign-in failed");
+    expect(gw.logs.join("\n")).not.toContain(ENV.GW_UNUSED_SECRET);
   });
 
   test("ca_cert_pem: a provider behind a private CA is trusted for that provider only", async () => {
