@@ -2,6 +2,7 @@
 // Secrets cannot reach a line: Secret objects print as a placeholder, and any field whose name says
 // it holds a credential is masked whatever its value.
 import { Secret } from "../config/secret.ts";
+import { isoTime } from "./iso-time.ts";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
@@ -57,10 +58,10 @@ export function createLogger(options: { level?: LogLevel; write?: (line: string)
       if (RANK[level] < threshold) return;
       let line: string;
       try {
-        line = JSON.stringify({ ts: new Date().toISOString(), level, msg, ...base, ...fields }, replacer);
+        line = JSON.stringify({ ts: isoTime(Date.now()), level, msg, ...base, ...fields }, replacer);
         if (text) line = textLine(JSON.parse(line) as Record<string, unknown>);
       } catch {
-        line = JSON.stringify({ ts: new Date().toISOString(), level, msg, ...base, note: "fields could not be serialised" }, replacer);
+        line = JSON.stringify({ ts: isoTime(Date.now()), level, msg, ...base, note: "fields could not be serialised" }, replacer);
       }
       write(`${line}\n`);
     };

@@ -73,6 +73,12 @@ export interface SpanData {
   readonly endTimeUnixNano: bigint;
   /** Integers are counts (OTLP intValue); others are doubles. */
   readonly attributes: Readonly<Record<string, AttributeValue>>;
+  /**
+   * More attributes, the same for every span of a lane or route (its model, provider, address): one
+   * frozen object reused by all of them, so an encoder may keep its encoding by identity. No key of it
+   * is also in `attributes`.
+   */
+  readonly shared?: Readonly<Record<string, AttributeValue>>;
   readonly status: { readonly code: "unset" | "ok" | "error"; readonly message?: string };
 }
 

@@ -7,6 +7,7 @@ import type { IrError, IrUsage } from "../ir/index.ts";
 import type { Lane } from "../routing/lane.ts";
 import type { TelemetryHub } from "./hub.ts";
 import type { AttributeValue, ErrorClass, RecordUsage, RequestRecord, SpanData } from "./records.ts";
+import { isoTime } from "./iso-time.ts";
 import { incomingTrace, newSpanId, newTraceId, traceparent, type IncomingTrace } from "./trace-context.ts";
 
 export type Outcome = RequestRecord["outcome"];
@@ -168,7 +169,7 @@ export class RequestTrail {
     const usage: RecordUsage | null = u ? { input_tokens: u.input, output_tokens: u.output, cache_read_tokens: u.cacheRead, cache_write_tokens: u.cacheWrite, reasoning_tokens: u.reasoning } : null;
     const principal = this.principal;
     const record: RequestRecord = {
-      ts: new Date(this.arrivalMs).toISOString(),
+      ts: isoTime(this.arrivalMs),
       request_id: this.requestId,
       trace_id: this.#trace?.traceId ?? this.#incoming?.traceId ?? null,
       span_id: this.#trace?.spanId ?? null,
@@ -204,10 +205,12 @@ export class RequestTrail {
     const failed = record.outcome === "exhausted" || record.outcome === "error";
     const u = record.usage;
     // Attributes are assigned one by one (no spread, no filtering pass): every traced request builds these.
-    const server: Record<string, AttributeValue> = { "gen_ai.operation.name": operation, "gen_ai.request.model": this.model };
-    if (last) {
-      server["gen_ai.provider.name"] = PROVIDER_NAME[last.lane.provider.protocol] ?? last.lane.provider.protocol;
-      server["gen_ai.response.model"] = last.lane.upstreamModel;
+    // What a route or lane always says is in `shared`, built once (sharedAttributes).
+    const server: Record<string, AttributeValue> = {};
+    if (!last) {
+      server["gen_ai.operation.name"] = operation;
+      server["gen_ai.request.model"] = this.model;
+      server["gateway.ingress_protocol"] = record.ingress_protocol;
     }
     if (this.#maxTokens !== undefined) server["gen_ai.request.max_tokens"] = this.#maxTokens;
     if (this.#temperature !== undefined) server["gen_ai.request.temperature"] = this.#temperature;
@@ -215,7 +218,6 @@ export class RequestTrail {
     if (failed) server["error.type"] = record.error?.class ?? "internal";
     if (u) addUsage(server, u);
     server["gateway.request_id"] = record.request_id;
-    server["gateway.ingress_protocol"] = record.ingress_protocol;
     if (record.pool !== null) server["gateway.pool"] = record.pool;
     server["gateway.outcome"] = record.outcome;
     server["gateway.attempts"] = record.attempts;
@@ -232,27 +234,17 @@ export class RequestTrail {
         startTimeUnixNano: nanos(this.arrivalMs),
         endTimeUnixNano: nanos(base + endMs),
         attributes: server,
+        ...(last && { shared: sharedAttributes(last.lane, this.ingress, operation, this.model).server }),
         status: failed ? { code: "error", message: record.error?.message } : UNSET,
       },
     ];
     for (const attempt of this.#attempts) {
       const lane = attempt.lane;
-      const client: Record<string, AttributeValue> = {
-        "gen_ai.operation.name": operation,
-        "gen_ai.request.model": lane.upstreamModel,
-        "gen_ai.provider.name": PROVIDER_NAME[lane.provider.protocol] ?? lane.provider.protocol,
-        "gen_ai.response.model": lane.upstreamModel,
-      };
+      const client: Record<string, AttributeValue> = {};
       if (attempt === last && u) addUsage(client, u);
       if (attempt.status !== undefined) client["http.response.status_code"] = attempt.status;
-      const address = upstreamAddress(lane);
-      if (address) {
-        client["server.address"] = address.host;
-        client["server.port"] = address.port;
-      }
       if (attempt.error !== undefined) client["error.type"] = attempt.error;
       if (record.pool !== null) client["gateway.pool"] = record.pool;
-      client["gateway.lane"] = lane.name;
       client["gateway.attempt"] = attempt.number;
       if (attempt.failoverReason !== undefined) client["gateway.failover_reason"] = attempt.failoverReason;
       spans.push({
@@ -265,6 +257,7 @@ export class RequestTrail {
         startTimeUnixNano: nanos(base + attempt.startMs),
         endTimeUnixNano: nanos(base + (attempt.endMs ?? endMs)),
         attributes: client,
+        shared: sharedAttributes(lane, this.ingress, operation, this.model).client,
         status: attempt.error !== undefined ? { code: "error", message: attempt.error } : UNSET,
       });
     }
@@ -284,18 +277,51 @@ function addUsage(attributes: Record<string, AttributeValue>, u: RecordUsage): v
 const round = (ms: number) => Math.round(ms * 1000) / 1000;
 
 
-const addresses = new WeakMap<Lane, { host: string; port: number } | null>();
-/** The upstream's host and port, from the provider's base URL (once per lane). */
-function upstreamAddress(lane: Lane): { host: string; port: number } | undefined {
-  let address = addresses.get(lane);
-  if (address === undefined) {
-    const base = lane.provider.baseUrl;
-    address = null;
-    if (base !== undefined && URL.canParse(base)) {
-      const url = new URL(base);
-      address = { host: url.hostname, port: url.port ? Number(url.port) : url.protocol === "https:" ? 443 : 80 };
+interface LaneAttributes {
+  /** The CLIENT span's: the lane, its upstream and model. */
+  readonly client: Readonly<Record<string, AttributeValue>>;
+  /** The SERVER span's when this lane answered, by ingress protocol and requested model. */
+  readonly server: Map<string, Readonly<Record<string, AttributeValue>>>;
+}
+
+const laneAttributes = new WeakMap<Lane, Map<string, LaneAttributes>>();
+/** SERVER attribute sets kept per lane and ingress protocol: the requested models a config routes to it. */
+const MAX_SERVER_SETS = 256;
+
+/**
+ * The attributes every span of this lane (and, for the SERVER span, this ingress and requested model)
+ * has alike, built once and reused, so the protobuf encoder copies their bytes instead of encoding them
+ * per request. A lane is replaced with its config, and these with it.
+ */
+function sharedAttributes(lane: Lane, ingress: string, operation: string, model: string): { client: Readonly<Record<string, AttributeValue>>; server: Readonly<Record<string, AttributeValue>> } {
+  // By ingress protocol (which decides the operation), then by requested model: no key is built per request.
+  let byIngress = laneAttributes.get(lane);
+  if (byIngress === undefined) laneAttributes.set(lane, (byIngress = new Map()));
+  let sets = byIngress.get(ingress);
+  if (sets === undefined) {
+    const provider = PROVIDER_NAME[lane.provider.protocol] ?? lane.provider.protocol;
+    const client: Record<string, AttributeValue> = { "gen_ai.operation.name": operation, "gen_ai.request.model": lane.upstreamModel, "gen_ai.provider.name": provider, "gen_ai.response.model": lane.upstreamModel };
+    const address = upstreamAddress(lane);
+    if (address) {
+      client["server.address"] = address.host;
+      client["server.port"] = address.port;
     }
-    addresses.set(lane, address);
+    client["gateway.lane"] = lane.name;
+    byIngress.set(ingress, (sets = { client: Object.freeze(client), server: new Map() }));
   }
-  return address ?? undefined;
+  let server = sets.server.get(model);
+  if (server === undefined) {
+    const provider = sets.client["gen_ai.provider.name"]!;
+    server = Object.freeze({ "gen_ai.operation.name": operation, "gen_ai.request.model": model, "gen_ai.provider.name": provider, "gen_ai.response.model": lane.upstreamModel, "gateway.ingress_protocol": ingress });
+    if (sets.server.size < MAX_SERVER_SETS) sets.server.set(model, server);
+  }
+  return { client: sets.client, server };
+}
+
+/** The upstream's host and port, from the provider's base URL. */
+function upstreamAddress(lane: Lane): { host: string; port: number } | undefined {
+  const base = lane.provider.baseUrl;
+  if (base === undefined || !URL.canParse(base)) return undefined;
+  const url = new URL(base);
+  return { host: url.hostname, port: url.port ? Number(url.port) : url.protocol === "https:" ? 443 : 80 };
 }

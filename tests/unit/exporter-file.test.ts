@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Value } from "@sinclair/typebox/value";
 import { fileExporter, FileSettings, FILE_MAX_PENDING_RECORDS } from "../../src/telemetry/exporters/file.ts";
@@ -8,12 +8,12 @@ import { requestRecord } from "../support/records.ts";
 import { tempDir } from "../support/temp.ts";
 import { until } from "../support/until.ts";
 
-function setup(settings: Partial<FileSettings> = {}) {
+function setup(settings: Partial<FileSettings> = {}, now?: () => number) {
   const path = settings.path ?? join(tempDir("exporter-file-"), "requests.jsonl");
   const warnings: Record<string, unknown>[] = [];
   const logger = createLogger({ level: "warn", write: (line) => warnings.push(JSON.parse(line)) });
   let dropped = 0;
-  const exporter = fileExporter("audit-file", { path, ...settings }, { logger, dropped: { inc: (by = 1) => void (dropped += by) } });
+  const exporter = fileExporter("audit-file", { path, ...settings }, { logger, dropped: { inc: (by = 1) => void (dropped += by) }, ...(now && { now }) });
   return { path, exporter, warnings, dropped: () => dropped };
 }
 
@@ -127,5 +127,23 @@ describe("file exporter", () => {
     expect(dropped()).toBe(1);
     await Bun.sleep(1_100);
     expect(lines(path)).toHaveLength(1);
+  });
+
+  test("a file renamed away by something else (logrotate) is replaced by a new one within a second", async () => {
+    let clock = 1_000_000;
+    const { path, exporter } = setup({}, () => clock);
+    exporter.log!(requestRecord(1));
+    await exporter.flush();
+    renameSync(path, `${path}.old`);
+    // Within the second the open file is still written: the line follows the renamed file, as with any writer.
+    exporter.log!(requestRecord(2));
+    await exporter.flush();
+    clock += 1_001;
+    exporter.log!(requestRecord(3));
+    await exporter.flush();
+    expect(lines(`${path}.old`).map((l) => JSON.parse(l).request_id)).toEqual([requestRecord(1).request_id, requestRecord(2).request_id]);
+    expect(lines(path).map((l) => JSON.parse(l).request_id)).toEqual([requestRecord(3).request_id]);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    await exporter.close();
   });
 });

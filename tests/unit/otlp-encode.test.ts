@@ -58,7 +58,9 @@ const client: SpanData = {
   kind: "client",
   startTimeUnixNano: T0 + 1_000n,
   endTimeUnixNano: T0 + 900_000_000n,
-  attributes: { "server.address": "api.openai.com", "server.port": 443, "gateway.attempt": 1, "error.type": "503" },
+  attributes: { "gateway.attempt": 1, "error.type": "503" },
+  // A lane's attributes, one object for all its spans: encoded once, then copied (the batch below reuses it).
+  shared: Object.freeze({ "gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai", "server.address": "api.openai.com", "server.port": 443 }),
   status: { code: "unset" },
 };
 
@@ -80,7 +82,7 @@ function readable(s: SpanData, resource: ReadableSpan["resource"], scope: Readab
     startTime: hrTime(s.startTimeUnixNano),
     endTime: hrTime(s.endTimeUnixNano),
     status: s.status.message ? { code: status, message: s.status.message } : { code: status },
-    attributes: s.attributes as ReadableSpan["attributes"],
+    attributes: { ...s.shared, ...s.attributes } as ReadableSpan["attributes"],
     links: [],
     events: [],
     duration: hrTime(s.endTimeUnixNano - s.startTimeUnixNano),

@@ -20,6 +20,8 @@ export type FileSettings = Static<typeof FileSettings>;
 
 /** The design's "at least once a second". */
 const WRITE_EVERY_MS = 1_000;
+/** How long an open file is written to before the path is opened again (see `open` below). */
+const REOPEN_MS = 1_000;
 /**
  * Pending lines past this many characters are written at the next turn, not at the second's end: under
  * load a second of lines is megabytes, and lines held that long outlive the young generation, so every
@@ -123,21 +125,45 @@ export function fileExporter(name: string, settings: FileSettings, deps: FileExp
     return writing;
   }
 
+  /**
+   * The open file and its size, kept from one write to the next for up to REOPEN_MS: under load the
+   * writes come many times a second, and opening, sizing and closing the file for each cost more than
+   * the write. Reopened after that, so a file renamed or removed by something else (logrotate, an
+   * operator) is replaced within about a second, as it was when every write opened the path.
+   */
+  let open: { handle: FileHandle; size: number; at: number } | undefined;
+
+  async function file(): Promise<{ handle: FileHandle; size: number; at: number }> {
+    if (open !== undefined && now() - open.at < REOPEN_MS) return open;
+    await closeFile();
+    const handle = await fsPromises().open(path, "a", 0o600);
+    try {
+      open = { handle, size: maxBytes > 0 ? (await handle.stat()).size : 0, at: now() };
+    } catch (error) {
+      await handle.close().catch(() => undefined);
+      throw error;
+    }
+    return open;
+  }
+
+  async function closeFile(): Promise<void> {
+    const was = open;
+    open = undefined;
+    await was?.handle.close().catch(() => undefined);
+  }
+
   /** Appends whole lines, rotating before a line that would take the file past max_bytes. */
   async function append(lines: string[]): Promise<void> {
-    const fs = fsPromises();
-    let handle: FileHandle | undefined;
     let written = 0;
     try {
-      handle = await fs.open(path, "a", 0o600);
-      let size = maxBytes > 0 ? (await handle.stat()).size : 0;
+      let current = await file();
       let chunk: string[] = [];
       let chunkBytes = 0;
       const writeChunk = async () => {
         if (chunk.length === 0) return;
-        await handle!.appendFile(`${chunk.join("\n")}\n`);
+        await current.handle.appendFile(`${chunk.join("\n")}\n`);
         written += chunk.length;
-        size += chunkBytes;
+        current.size += chunkBytes;
         chunk = [];
         chunkBytes = 0;
       };
@@ -145,13 +171,11 @@ export function fileExporter(name: string, settings: FileSettings, deps: FileExp
         const bytes = Buffer.byteLength(line) + 1;
         // An empty file takes even a line longer than max_bytes: lines are never split, and renaming an
         // empty file would only push the previous generation out.
-        if (maxBytes > 0 && size + chunkBytes > 0 && size + chunkBytes + bytes > maxBytes) {
+        if (maxBytes > 0 && current.size + chunkBytes > 0 && current.size + chunkBytes + bytes > maxBytes) {
           await writeChunk();
-          await handle.close();
-          handle = undefined;
-          await fs.rename(path, `${path}.1`);
-          handle = await fs.open(path, "a", 0o600);
-          size = 0;
+          await closeFile();
+          await fsPromises().rename(path, `${path}.1`);
+          current = await file();
         }
         chunk.push(line);
         chunkBytes += bytes;
@@ -162,8 +186,8 @@ export function fileExporter(name: string, settings: FileSettings, deps: FileExp
       lost += n;
       drop(n);
       lastError = describe(error);
-    } finally {
-      await handle?.close().catch(() => undefined);
+      // The next write starts from the path again (it may have been a full disk, a removed directory).
+      await closeFile();
     }
   }
 
@@ -200,6 +224,9 @@ export function fileExporter(name: string, settings: FileSettings, deps: FileExp
       await flush();
       if (timer !== undefined) clearTimeout(timer);
       timer = undefined;
+      // A write still hanging past flush's bound keeps the file until it returns; close never waits on it.
+      if (writing === undefined) await closeFile();
+      else void writing.finally(closeFile);
     },
   };
 }

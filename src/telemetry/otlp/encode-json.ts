@@ -40,9 +40,10 @@ function anyValue(value: AttributeValue): JsonAnyValue {
   }
 }
 
-function attributes(attrs: Readonly<Record<string, AttributeValue>>): JsonKeyValue[] {
+function attributes(s: SpanData): JsonKeyValue[] {
   const out: JsonKeyValue[] = [];
-  for (const key in attrs) out.push({ key, value: anyValue(attrs[key]!) });
+  for (const key in s.shared) out.push({ key, value: anyValue(s.shared[key]!) });
+  for (const key in s.attributes) out.push({ key, value: anyValue(s.attributes[key]!) });
   return out;
 }
 
@@ -55,7 +56,7 @@ function span(s: SpanData): Record<string, unknown> {
   out.kind = KIND[s.kind];
   out.startTimeUnixNano = s.startTimeUnixNano.toString();
   out.endTimeUnixNano = s.endTimeUnixNano.toString();
-  out.attributes = attributes(s.attributes);
+  out.attributes = attributes(s);
   const status: { code: number; message?: string } = { code: STATUS_CODE[s.status.code] };
   if (s.status.message) status.message = s.status.message;
   out.status = status;

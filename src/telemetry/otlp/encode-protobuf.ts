@@ -28,17 +28,66 @@ function anyValue(w: ProtoWriter, value: AttributeValue): void {
   }
 }
 
-const UNIQUE_VALUES = new Set(["gateway.request_id", "gateway.key_id", "gateway.group"]);
+// A request's own values (ids, and the model a client named before any route took it: a refused
+// request's) are never cached: a client could fill the cache with them.
+const UNIQUE_VALUES = new Set(["gateway.request_id", "gateway.key_id", "gateway.group", "gen_ai.request.model"]);
 
-// KeyValue: key = 1, value = 2 (AnyValue).
-function keyValue(w: ProtoWriter, field: number, key: string, value: AttributeValue): void {
-  const kv = w.begin(field);
-  w.repeated(1, key);
-  const v = w.begin(2);
-  // Values of these keys are per request (ids): the rest are a config's names and a few words.
+/**
+ * Whole KeyValue fields for a string attribute whose value recurs (a model, a pool, a lane, an outcome),
+ * and a key's own bytes (`key = 1`) for the rest: a span is mostly these, and copying them is most of
+ * what encoding a span costs. Bounded, never cleared: the pairs are the config's names and a few words.
+ */
+const FIELDS = new Map<string, Map<string, Uint8Array>>();
+const KEYS = new Map<string, Uint8Array>();
+const MAX_CACHED = 4096;
+let cached = 0;
+
+function encoded(write: (w: ProtoWriter) => void): Uint8Array {
+  const w = new ProtoWriter(128);
+  write(w);
+  return w.finish().slice();
+}
+
+/** A span attribute (Span.attributes = 9). */
+function attribute(w: ProtoWriter, key: string, value: AttributeValue): void {
   if (typeof value === "string" && !UNIQUE_VALUES.has(key)) {
-    w.repeated(1, value); // AnyValue.string_value = 1
-  } else anyValue(w, value);
+    let byValue = FIELDS.get(key);
+    if (byValue === undefined) FIELDS.set(key, (byValue = new Map()));
+    let bytes = byValue.get(value);
+    if (bytes === undefined && cached < MAX_CACHED && value.length <= 256) {
+      cached++;
+      byValue.set(value, (bytes = encoded((c) => keyValueField(c, 9, key, value))));
+    }
+    if (bytes !== undefined) return w.raw(bytes);
+  }
+  keyValueField(w, 9, key, value);
+}
+
+const SHARED = new WeakMap<object, Uint8Array>();
+
+/** A span's shared attributes as Span.attributes fields, encoded once per object. */
+function sharedFields(shared: Readonly<Record<string, AttributeValue>>): Uint8Array {
+  let bytes = SHARED.get(shared);
+  if (bytes === undefined) {
+    bytes = encoded((c) => {
+      for (const key in shared) keyValueField(c, 9, key, shared[key]!);
+    });
+    SHARED.set(shared, bytes);
+  }
+  return bytes;
+}
+
+function keyValueField(w: ProtoWriter, field: number, key: string, value: AttributeValue): void {
+  const kv = w.begin(field);
+  let keyBytes = KEYS.get(key);
+  if (keyBytes === undefined && cached < MAX_CACHED) {
+    cached++;
+    KEYS.set(key, (keyBytes = encoded((c) => c.string(1, key))));
+  }
+  if (keyBytes !== undefined) w.raw(keyBytes);
+  else w.string(1, key);
+  const v = w.begin(2);
+  anyValue(w, value);
   w.end(v);
   w.end(kv);
 }
@@ -50,11 +99,13 @@ function span(w: ProtoWriter, s: SpanData): void {
   w.hexBytes(2, s.spanId); // span_id (bytes, 8)
   if (s.traceState) w.string(3, s.traceState); // trace_state
   if (s.parentSpanId) w.hexBytes(4, s.parentSpanId); // parent_span_id (bytes, 8)
-  w.repeated(5, s.name); // name
+  w.string(5, s.name); // name
   w.uint(6, KIND[s.kind]); // kind (SpanKind)
   w.fixed64(7, s.startTimeUnixNano); // start_time_unix_nano (fixed64)
   w.fixed64(8, s.endTimeUnixNano); // end_time_unix_nano (fixed64)
-  for (const key in s.attributes) keyValue(w, 9, key, s.attributes[key]!); // attributes (repeated KeyValue)
+  // attributes (repeated KeyValue): the shared ones as the bytes they encoded to the first time.
+  if (s.shared) w.raw(sharedFields(s.shared));
+  for (const key in s.attributes) attribute(w, key, s.attributes[key]!);
   // status = 15 (Status: message = 2, code = 3).
   const status = w.begin(15);
   if (s.status.message) w.string(2, s.status.message);
@@ -65,16 +116,18 @@ function span(w: ProtoWriter, s: SpanData): void {
   w.end(m);
 }
 
-/** The request body for `content-type: application/x-protobuf`. */
-export function encodeTracesProtobuf(spans: readonly SpanData[], resource: OtlpResource): Uint8Array {
-  // A GenAI span with its attributes is a few hundred bytes; the writer grows past a low guess.
-  const w = new ProtoWriter(256 + spans.length * 512);
+/**
+ * The request body for `content-type: application/x-protobuf`. Given a writer (the exporter's own, reset
+ * here), the answer is a view of its buffer, valid until the writer's next use.
+ */
+export function encodeTracesProtobuf(spans: readonly SpanData[], resource: OtlpResource, w = new ProtoWriter(256 + spans.length * 640)): Uint8Array {
+  w.reset();
   // ExportTraceServiceRequest.resource_spans = 1.
   const rs = w.begin(1);
   // ResourceSpans.resource = 1; Resource.attributes = 1.
   const res = w.begin(1);
-  keyValue(w, 1, "service.name", resource.serviceName);
-  keyValue(w, 1, "service.version", resource.serviceVersion);
+  keyValueField(w, 1, "service.name", resource.serviceName);
+  keyValueField(w, 1, "service.version", resource.serviceVersion);
   w.end(res);
   // ResourceSpans.scope_spans = 2; ScopeSpans.scope = 1; InstrumentationScope: name = 1, version = 2.
   const ss = w.begin(2);

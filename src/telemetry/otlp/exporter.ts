@@ -7,6 +7,7 @@ import type { Logger } from "../logger.ts";
 import type { Exporter, SpanData, Stream } from "../records.ts";
 import { encodeTracesJson } from "./encode-json.ts";
 import { encodeTracesProtobuf } from "./encode-protobuf.ts";
+import { ProtoWriter } from "./protobuf-writer.ts";
 import type { OtlpResource } from "./model.ts";
 import { OTLP_DEFAULTS, type OtlpSettings } from "./settings.ts";
 
@@ -64,7 +65,11 @@ export function otlpExporter(name: string, settings: OtlpSettings, deps: OtlpDep
   const maxQueue = settings.max_queue_size ?? OTLP_DEFAULTS.max_queue_size;
   const batchSize = Math.min(settings.max_export_batch_size ?? OTLP_DEFAULTS.max_export_batch_size, maxQueue);
   const resource: OtlpResource = { serviceName: settings.service_name ?? OTLP_DEFAULTS.service_name, serviceVersion: deps.version };
-  const encode = protocol === "http/json" ? (spans: SpanData[]) => encodeTracesJson(spans, resource) : (spans: SpanData[]) => encodeTracesProtobuf(spans, resource);
+  // One batch is in flight at a time and its body is not needed once the collector has answered, so the
+  // protobuf writer's buffer is reused; a send that failed without an answer may still hold it, so the
+  // next batch gets a new one.
+  let writer = new ProtoWriter(64 * 1024);
+  const encode = protocol === "http/json" ? (spans: SpanData[]) => encodeTracesJson(spans, resource) : (spans: SpanData[]) => encodeTracesProtobuf(spans, resource, writer);
   const headers = buildHeaders(settings.headers, protocol === "http/json" ? "application/json" : "application/x-protobuf");
   const endpoint = settings.endpoint;
   const fetchFn = deps.fetch ?? fetch;
@@ -102,6 +107,7 @@ export function otlpExporter(name: string, settings: OtlpSettings, deps: OtlpDep
       try {
         answer = await fetchFn(endpoint, { method: "POST", headers, body, signal: AbortSignal.timeout(Math.ceil(left)) });
       } catch (err) {
+        writer = new ProtoWriter(64 * 1024);
         return failed(batch.length, { error: errorKind(err) });
       }
       // The answer (an ExportTraceServiceResponse, perhaps a partial success) is not read: nothing acts on it.

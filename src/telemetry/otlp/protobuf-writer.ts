@@ -2,7 +2,9 @@
 // needs: varints, fixed32/fixed64/double (little-endian) and length-delimited fields. A nested message's
 // length is unknown until it is written, so one byte is reserved for it and the body is moved up in the
 // rare case it needs more (a message of 128 bytes or more): one memmove per message instead of a sizing
-// pass over every span, and the output stays canonical (no padded varints).
+// pass over every span, and the output stays canonical (no padded varints). A writer is reused batch
+// after batch (reset): a fresh buffer of a batch's size is fresh pages, and faulting them in cost more
+// than the encoding.
 
 const WIRE_VARINT = 0;
 const WIRE_I64 = 1;
@@ -25,10 +27,6 @@ function varintSize(value: number): number {
   return size;
 }
 
-/** Encoded bytes of recurring strings; bounded, and never cleared (its set is the config's names). */
-const REPEATED = new Map<string, Uint8Array>();
-const MAX_REPEATED = 4096;
-
 export class ProtoWriter {
   private buf: Uint8Array;
   private view: DataView;
@@ -39,9 +37,32 @@ export class ProtoWriter {
     this.view = new DataView(this.buf.buffer);
   }
 
-  /** The bytes written; a view of the writer's buffer, which is not used again. */
+  /** The bytes written: a view of the writer's buffer, valid until the next reset(). */
   finish(): Uint8Array {
     return this.buf.subarray(0, this.pos);
+  }
+
+  /** Starts over in the same buffer: what finish() returned before is overwritten from here on. */
+  reset(): void {
+    this.pos = 0;
+  }
+
+  /** Bytes already encoded (a cached field), copied as they are. */
+  raw(bytes: Uint8Array): void {
+    this.ensure(bytes.length);
+    this.copy(bytes);
+  }
+
+  /** Short copies by hand: a native set() call costs more than the loop below a few dozen bytes. */
+  private copy(bytes: Uint8Array): void {
+    const n = bytes.length;
+    if (n > 48) this.buf.set(bytes, this.pos);
+    else {
+      const buf = this.buf;
+      const at = this.pos;
+      for (let i = 0; i < n; i++) buf[at + i] = bytes[i]!;
+    }
+    this.pos += n;
   }
 
   private ensure(extra: number): void {
@@ -106,23 +127,6 @@ export class ProtoWriter {
     this.tag(field, WIRE_I64);
     this.view.setFloat64(this.pos, value, true);
     this.pos += 8;
-  }
-
-  /**
-   * A string that recurs (an attribute key, a model or lane name): its bytes are encoded once and copied
-   * natively after that. Only for bounded sets of values; unique ones (ids) go through string().
-   */
-  repeated(field: number, value: string): void {
-    let bytes = REPEATED.get(value);
-    if (bytes === undefined) {
-      if (REPEATED.size >= MAX_REPEATED || value.length > 96) return this.string(field, value);
-      REPEATED.set(value, (bytes = utf8.encode(value)));
-    }
-    this.tag(field, WIRE_LEN);
-    this.ensure(5 + bytes.length);
-    this.rawVarint(bytes.length);
-    this.buf.set(bytes, this.pos);
-    this.pos += bytes.length;
   }
 
   string(field: number, value: string): void {
