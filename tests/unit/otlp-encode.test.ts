@@ -199,6 +199,19 @@ describe("JSON body = the official JsonTraceSerializer's, per the OTLP JSON enco
     expect(body.resourceSpans[0].scopeSpans[0].scope).toEqual({ name: "gateway", version: "1.2.3" });
   });
 
+  test("a whole-number temperature is still a double (GenAI types it so), in both encodings; counts stay integers", () => {
+    const spans = [{ ...root, attributes: { "gen_ai.request.temperature": 1, "gen_ai.request.top_p": 0, "gen_ai.request.max_tokens": 64 } }];
+    const values = Object.fromEntries(JSON.parse(encodeTracesJson(spans, RESOURCE)).resourceSpans[0].scopeSpans[0].spans[0].attributes.map((kv: any) => [kv.key, kv.value]));
+    expect(values).toEqual({ "gen_ai.request.temperature": { doubleValue: 1 }, "gen_ai.request.top_p": { doubleValue: 0 }, "gen_ai.request.max_tokens": { intValue: "64" } });
+    // AnyValue: int_value = 3, double_value = 4.
+    const span = (decode(encodeTracesProtobuf(spans, RESOURCE), REQUEST) as any)[1][0][2][0][2][0];
+    const pb = Object.fromEntries(span[9].map((kv: any) => [kv[1][0], kv[2][0]]));
+    // The decoder gives a fixed64's bits: 0x3ff0000000000000 is the double 1.0.
+    expect(pb["gen_ai.request.temperature"]).toEqual({ 4: [0x3ff0000000000000n] });
+    expect(pb["gen_ai.request.top_p"]).toEqual({ 4: [0n] });
+    expect(pb["gen_ai.request.max_tokens"]).toEqual({ 3: [64n] });
+  });
+
   test("non-finite doubles are spelled as the proto3 JSON mapping says (the official serializer writes null)", () => {
     const spans = [{ ...root, attributes: { a: Number.NaN, b: Number.POSITIVE_INFINITY, c: Number.NEGATIVE_INFINITY } }];
     const values = JSON.parse(encodeTracesJson(spans, RESOURCE)).resourceSpans[0].scopeSpans[0].spans[0].attributes.map((kv: any) => kv.value);

@@ -6,7 +6,7 @@
 // fixed64 times) as decimal strings, non-finite doubles as "NaN"/"Infinity"/"-Infinity", default values
 // omitted.
 import type { AttributeValue, SpanData } from "../records.ts";
-import { isInt64, KIND, type OtlpResource, SCOPE_NAME, spanFlags, STATUS_CODE } from "./model.ts";
+import { isIntAttribute, KIND, type OtlpResource, SCOPE_NAME, spanFlags, STATUS_CODE } from "./model.ts";
 
 type JsonAnyValue =
   | { stringValue: string }
@@ -20,19 +20,19 @@ interface JsonKeyValue {
   value: JsonAnyValue;
 }
 
-function numberValue(value: number): JsonAnyValue {
-  if (isInt64(value)) return { intValue: Number.isSafeInteger(value) ? String(value) : BigInt(value).toString() };
+function numberValue(key: string, value: number): JsonAnyValue {
+  if (isIntAttribute(key, value)) return { intValue: Number.isSafeInteger(value) ? String(value) : BigInt(value).toString() };
   // JSON has no literal for these; the proto3 mapping spells them as strings.
   if (!Number.isFinite(value)) return { doubleValue: Number.isNaN(value) ? "NaN" : value > 0 ? "Infinity" : "-Infinity" };
   return { doubleValue: value };
 }
 
-function anyValue(value: AttributeValue): JsonAnyValue {
+function anyValue(key: string, value: AttributeValue): JsonAnyValue {
   switch (typeof value) {
     case "string":
       return { stringValue: value };
     case "number":
-      return numberValue(value);
+      return numberValue(key, value);
     case "boolean":
       return { boolValue: value };
     default:
@@ -42,8 +42,8 @@ function anyValue(value: AttributeValue): JsonAnyValue {
 
 function attributes(s: SpanData): JsonKeyValue[] {
   const out: JsonKeyValue[] = [];
-  for (const key in s.shared) out.push({ key, value: anyValue(s.shared[key]!) });
-  for (const key in s.attributes) out.push({ key, value: anyValue(s.attributes[key]!) });
+  for (const key in s.shared) out.push({ key, value: anyValue(key, s.shared[key]!) });
+  for (const key in s.attributes) out.push({ key, value: anyValue(key, s.attributes[key]!) });
   return out;
 }
 

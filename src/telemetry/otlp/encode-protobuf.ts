@@ -3,18 +3,18 @@
 // common/v1/common.proto, resource/v1/resource.proto); each is named where it is written. Default values
 // are left out as proto3 does, except the status, always present so a reader never has to guess.
 import type { AttributeValue, SpanData } from "../records.ts";
-import { isInt64, KIND, type OtlpResource, SCOPE_NAME, spanFlags, STATUS_CODE } from "./model.ts";
+import { isIntAttribute, KIND, type OtlpResource, SCOPE_NAME, spanFlags, STATUS_CODE } from "./model.ts";
 import { ProtoWriter } from "./protobuf-writer.ts";
 
 // AnyValue: string_value = 1, bool_value = 2, int_value = 3 (int64), double_value = 4, array_value = 5.
-function anyValue(w: ProtoWriter, value: AttributeValue): void {
+function anyValue(w: ProtoWriter, key: string, value: AttributeValue): void {
   switch (typeof value) {
     case "string":
       return w.string(1, value);
     case "boolean":
       return w.uint(2, value ? 1 : 0);
     case "number":
-      return isInt64(value) ? w.int64(3, value) : w.double(4, value);
+      return isIntAttribute(key, value) ? w.int64(3, value) : w.double(4, value);
     default: {
       // ArrayValue: values = 1 (repeated AnyValue).
       const array = w.begin(5);
@@ -87,7 +87,7 @@ function keyValueField(w: ProtoWriter, field: number, key: string, value: Attrib
   if (keyBytes !== undefined) w.raw(keyBytes);
   else w.string(1, key);
   const v = w.begin(2);
-  anyValue(w, value);
+  anyValue(w, key, value);
   w.end(v);
   w.end(kv);
 }

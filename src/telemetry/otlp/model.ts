@@ -38,3 +38,11 @@ const INT64_LIMIT = 2 ** 63;
 export function isInt64(value: number): boolean {
   return Number.isInteger(value) && value >= -INT64_LIMIT && value < INT64_LIMIT;
 }
+
+/** Attributes the GenAI conventions type as double: a temperature of 1 is still 1.0, never int_value 1. */
+const DOUBLES = new Set(["gen_ai.request.temperature", "gen_ai.request.top_p", "gen_ai.request.frequency_penalty", "gen_ai.request.presence_penalty"]);
+
+/** Whether attribute `key`'s number goes out as int_value. */
+export function isIntAttribute(key: string, value: number): boolean {
+  return isInt64(value) && !DOUBLES.has(key);
+}
