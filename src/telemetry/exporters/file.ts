@@ -105,24 +105,34 @@ export function fileExporter(name: string, settings: FileSettings, deps: FileExp
     }
   }
 
-  /** One writer at a time; it keeps going until nothing is pending, so a flush covers what arrived meanwhile. */
-  function drain(): Promise<void> {
+  /**
+   * One writer at a time. It goes on while a full buffer's worth (EAGER_CHARS) waits, or, for a flush,
+   * until nothing does; what is left waits for the next full buffer or the second's timer. Writing on
+   * whenever anything at all waited made one small write per handful of requests under load.
+   */
+  function drain(all = false): Promise<void> {
     if (writing) return writing;
     if (pending.length === 0) return Promise.resolve();
     writing = (async () => {
       try {
-        while (pending.length > 0) {
+        do {
           const lines = pending;
           pending = [];
           pendingChars = 0;
           await append(lines);
-        }
+        } while (pending.length > 0 && (all || pendingChars >= EAGER_CHARS));
       } finally {
         writing = undefined;
+        if (pending.length > 0) schedule();
         warnIfDue();
       }
     })();
     return writing;
+  }
+
+  /** Everything pending written, including what arrives while a write is under way. */
+  async function drainAll(): Promise<void> {
+    while (writing !== undefined || pending.length > 0) await (writing ?? drain(true));
   }
 
   /**
@@ -208,7 +218,7 @@ export function fileExporter(name: string, settings: FileSettings, deps: FileExp
       timer = undefined;
     }
     let bound: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([drain(), new Promise<void>((resolve) => (bound = setTimeout(resolve, FLUSH_BOUND_MS)))]);
+    await Promise.race([drainAll(), new Promise<void>((resolve) => (bound = setTimeout(resolve, FLUSH_BOUND_MS)))]);
     clearTimeout(bound);
   }
 
