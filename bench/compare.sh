@@ -11,7 +11,9 @@
 # the Responses API's body to /v1/responses instead (with COMPARE_MODEL=claude: Responses -> Anthropic). A binary given as gov:PATH runs
 # with bench/gateway-config.ts's governance (keys, a three-level group chain with limits) and is called
 # with a virtual key minted for it: `bench/compare.sh 4 dist/gateway gov:dist/gateway` pairs the open door
-# with the governed one (issue 15's "within 1.1x of the open door").
+# with the governed one (issue 15's "within 1.1x of the open door"). One given as exp:PATH runs with the
+# benchmark's exporters (file and otlp, bench/harness.sh): `bench/compare.sh 6 dist/gateway exp:dist/gateway`
+# pairs the open door with it (issue 19's "within 1.15x of none").
 #
 # Needs taskset and wrk, like dataplane.ts; talks only to 127.0.0.1. The processes and the request: bench/harness.sh.
 ROUNDS=${1:?rounds}; shift
@@ -38,5 +40,10 @@ echo "median CPU per request over the floor's:"
 bun -e '
 const rounds = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").map((line) => Object.fromEntries([...line.matchAll(/(\S+)=([\d.]+)us/g)].map((m) => [m[1], Number(m[2])])));
 const median = (v) => { v.sort((a, b) => a - b); return v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2; };
-for (const name of Object.keys(rounds[0]).filter((n) => n !== "floor")) console.log(`  ${name}: ${median(rounds.map((r) => r[name] / r.floor)).toFixed(3)}`);
+const names = Object.keys(rounds[0]).filter((n) => n !== "floor");
+for (const name of names) console.log(`  ${name}: ${median(rounds.map((r) => r[name] / r.floor)).toFixed(3)}`);
+if (names.length > 1) {
+  console.log(`median CPU per request over ${names[0]}'"'"'s:`);
+  for (const name of names.slice(1)) console.log(`  ${name}: ${median(rounds.map((r) => r[name] / r[names[0]])).toFixed(3)}`);
+}
 ' "$WORK/rounds.txt"

@@ -29,11 +29,23 @@ harness_floor() {
   PIDS+=("$!"); PORTS+=($((UP_PORT + 1))); NAMES+=(floor); TOKENS+=(bench-key)
 }
 
-# One gateway build on core 1: `harness_gateway [gov:]BINARY [ENV=VALUE...]` (the ENV pairs are the process's own).
+# An OTLP/HTTP collector stand-in on core 0 that takes every export and answers at once (for `exp:`); sets SINK_PORT.
+harness_sink() {
+  [ -n "${SINK_PORT:-}" ] && return 0
+  SINK_PORT=$((UP_PORT + 5))
+  taskset -c 0 bun -e 'Bun.serve({ hostname: "127.0.0.1", port: '"$SINK_PORT"', fetch: async (r) => (await r.arrayBuffer(), new Response("{}", { headers: { "content-type": "application/json" } })) })' > "$WORK/sink.log" 2>&1 &
+  sleep 0.3
+}
+
+# One gateway build on core 1: `harness_gateway [gov:|exp:]BINARY [ENV=VALUE...]` (the ENV pairs are the
+# process's own). `exp:` adds bench/gateway-config.ts's exporters: every request's record to a file, its
+# spans over OTLP/protobuf to harness_sink.
 harness_gateway() {
   local arg=$1; shift
   local i=${#PIDS[@]}
   local port=$((UP_PORT + 10 + i * 2))
+  local exported=0
+  if [ "${arg#exp:}" != "$arg" ]; then exported=1; arg=${arg#exp:}; harness_sink; fi
   local bin=${arg#gov:}
   cat > "$WORK/gw$i.yaml" <<YAML
 listen: 127.0.0.1:$port
@@ -51,10 +63,11 @@ YAML
   local governed=0
   [ "$bin" != "$arg" ] && governed=1
   if [ $governed = 1 ]; then bun -e 'import { GOVERNANCE_YAML } from "'"$ROOT"'/bench/gateway-config.ts"; process.stdout.write(GOVERNANCE_YAML)' >> "$WORK/gw$i.yaml"; fi
+  if [ $exported = 1 ]; then bun -e 'import { exportYaml } from "'"$ROOT"'/bench/gateway-config.ts"; process.stdout.write(exportYaml("'"$WORK/requests$i.jsonl"'", "http://127.0.0.1:'"$SINK_PORT"'/v1/traces"))' >> "$WORK/gw$i.yaml"; fi
   cp "$bin" "$WORK/gw$i"
   env $(bun -e 'import { GOVERNANCE_ENV } from "'"$ROOT"'/bench/gateway-config.ts"; console.log(Object.entries(GOVERNANCE_ENV).map(([k, v]) => k + "=" + v).join(" "))') "$@" \
     taskset -c 1 "$WORK/gw$i" --config "$WORK/gw$i.yaml" > "$WORK/gw$i.log" 2> "$WORK/gw$i.err" &
-  PIDS+=("$!"); PORTS+=($port); NAMES+=("$i:$([ $governed = 1 ] && echo gov-)$(basename "$bin")")
+  PIDS+=("$!"); PORTS+=($port); NAMES+=("$i:$([ $governed = 1 ] && echo gov-)$([ $exported = 1 ] && echo exp-)$(basename "$bin")")
   # Every process answers before anything is measured (several gateways starting on one busy core take a while).
   for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/healthz" && break; sleep 0.1; done
   # A governed gateway is called with a key minted through its admin API; the others with the provider key.
