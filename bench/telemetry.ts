@@ -3,12 +3,14 @@
 // host's noise; bench/compare.sh with `exp:` gives the whole gateway's figure). Per mode, CPU time (user
 // + system, this process) per request over N requests, exporters' background work included:
 //   trail   a trail made and ended per request (the record built), no exporter
-//   file    + the file exporter (JSON Lines to a file in a temporary directory)
+//   spans   + its SERVER and CLIENT spans built (a traces exporter that drops them)
+//   encode  + those spans encoded as protobuf (never sent)
 //   otlp    + the otlp exporter (http/protobuf to a collector stand-in in a child process)
+//   file    the trail and the file exporter (JSON Lines to a file in a temporary directory)
 //   both    file and otlp
-// and the protobuf encoder alone (microseconds per span, a batch of 512 GenAI spans).
+// and the protobuf encoder alone (microseconds per span, a batch of 512 GenAI spans encoded again and again).
 //
-//   npx bun bench/telemetry.ts [N=200000] [MODES=trail,file,otlp,both]
+//   npx bun bench/telemetry.ts [N=200000] [MODES=trail,spans,encode,otlp,file,both]
 //
 // Run it on an idle machine; taskset -c 1 keeps it on one core. Talks only to 127.0.0.1.
 import { mkdtempSync, rmSync } from "node:fs";
@@ -19,7 +21,7 @@ import { TelemetryHub } from "../src/telemetry/hub.ts";
 import { RequestTrail } from "../src/telemetry/trail.ts";
 import { fileExporter } from "../src/telemetry/exporters/file.ts";
 import { otlpExporter } from "../src/telemetry/otlp/exporter.ts";
-import { encodeTracesProtobuf } from "../src/telemetry/otlp/encode-protobuf.ts";
+import { encodeSpan } from "../src/telemetry/otlp/encode-protobuf.ts";
 import { ProtoWriter } from "../src/telemetry/otlp/protobuf-writer.ts";
 import type { Exporter, SpanData } from "../src/telemetry/records.ts";
 import type { Lane } from "../src/routing/lane.ts";
@@ -42,6 +44,12 @@ const usage = { inputNoCache: 52, inputCacheRead: 0, inputCacheWrite: 0, output:
 
 function exportersFor(mode: string): Exporter[] {
   const out: Exporter[] = [];
+  // The otlp exporter's cost taken apart: spans built and dropped; built and encoded, never sent.
+  if (mode === "spans") out.push({ name: "spans", module: "bench", streams: ["traces"], span: () => {}, flush: async () => {}, close: async () => {} });
+  if (mode === "encode") {
+    const writer = new ProtoWriter(64 * 1024);
+    out.push({ name: "encode", module: "bench", streams: ["traces"], span: (s) => (writer.length > 512 * 1024 && writer.reset(), encodeSpan(writer, s)), flush: async () => {}, close: async () => {} });
+  }
   if (mode === "file" || mode === "both") out.push(fileExporter("requests", { path: join(dir, `${mode}.jsonl`) }, { logger }));
   if (mode === "otlp" || mode === "both") out.push(otlpExporter("traces", { endpoint: `http://127.0.0.1:${sinkPort}/v1/traces`, protocol: "http/protobuf" }, { logger, version: "bench", dropped: { inc: () => {} } }));
   return out;
@@ -92,20 +100,24 @@ function encoderMicros(): { perSpan: number; bytesPerSpan: number } {
     trail.usage(usage, 42);
     trail.answered(200, "ok");
   }
-  const resource = { serviceName: "gateway", serviceVersion: "bench" };
-  const writer = new ProtoWriter(64 * 1024);
+  const writer = new ProtoWriter(512 * 1024);
+  const encodeAll = () => {
+    writer.reset();
+    for (const s of spans) encodeSpan(writer, s);
+    return writer.length;
+  };
   let bytes = 0;
-  for (let i = 0; i < 1000; i++) bytes += encodeTracesProtobuf(spans, resource, writer).length;
+  for (let i = 0; i < 1000; i++) bytes += encodeAll();
   const rounds = 3000;
   const before = process.cpuUsage();
-  for (let i = 0; i < rounds; i++) bytes += encodeTracesProtobuf(spans, resource, writer).length;
+  for (let i = 0; i < rounds; i++) bytes += encodeAll();
   const used = process.cpuUsage(before);
-  return { perSpan: (used.user + used.system) / rounds / spans.length, bytesPerSpan: encodeTracesProtobuf(spans, resource, writer).length / spans.length };
+  return { perSpan: (used.user + used.system) / rounds / spans.length, bytesPerSpan: bytes / (rounds + 1000) / spans.length };
 }
 
 try {
   const results: Record<string, number> = {};
-  for (const name of (Bun.argv[3] ?? "trail,file,otlp,both").split(",")) results[name] = await mode(name);
+  for (const name of (Bun.argv[3] ?? "trail,spans,encode,otlp,file,both").split(",")) results[name] = await mode(name);
   for (const [name, micros] of Object.entries(results)) console.log(`${name.padEnd(6)} ${micros.toFixed(2)} µs per request`);
   const encoder = encoderMicros();
   console.log(`encoder ${encoder.perSpan.toFixed(2)} µs per span (${Math.round(encoder.bytesPerSpan)} bytes)`);

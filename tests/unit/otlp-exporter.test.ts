@@ -244,23 +244,13 @@ describe("the queue", () => {
     expect(received.map((r) => r.spans.length)).toEqual([5, 5]);
   });
 
-  test("span() costs well under a microsecond while the collector hangs, queued or dropped", async () => {
+  // What span() costs is measured by bench/telemetry.ts; here, that a hanging collector never holds it.
+  test("span() returns at once while the collector hangs: queued up to max_queue_size, the rest dropped and counted", async () => {
     script = ["hang", "hang", "hang"];
     const spans = Array.from({ length: 10_000 }, () => spanData());
-    const warm = make({ timeout_ms: 300 }).exporter; // the call site optimised before it is timed
-    for (const s of spans) warm.span(s);
-    const timed = (exporter: OtlpExporter) => {
-      const started = Bun.nanoseconds();
-      for (const s of spans) exporter.span(s);
-      return (Bun.nanoseconds() - started) / spans.length;
-    };
     const queuing = make({ timeout_ms: 300, max_queue_size: 10_000 });
-    const queued = timed(queuing.exporter);
     const shedding = make({ timeout_ms: 300 });
-    const shed = timed(shedding.exporter);
-    console.log(`span(): ${queued.toFixed(1)} ns per call queued, ${shed.toFixed(1)} ns with 2048 queued and the rest dropped (10k calls)`);
-    expect(queued).toBeLessThan(1_000);
-    expect(shed).toBeLessThan(1_000);
+    for (const exporter of [queuing.exporter, shedding.exporter]) for (const s of spans) expect(exporter.span(s)).toBeUndefined();
     expect(queuing.dropped()).toBe(0);
     expect(shedding.dropped()).toBe(10_000 - 2048);
   });

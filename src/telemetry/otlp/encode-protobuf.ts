@@ -4,7 +4,7 @@
 // are left out as proto3 does, except the status, always present so a reader never has to guess.
 import type { AttributeValue, SpanData } from "../records.ts";
 import { isIntAttribute, KIND, type OtlpResource, SCOPE_NAME, spanFlags, STATUS_CODE } from "./model.ts";
-import { ProtoWriter } from "./protobuf-writer.ts";
+import { ProtoWriter, varintSize } from "./protobuf-writer.ts";
 
 // AnyValue: string_value = 1, bool_value = 2, int_value = 3 (int64), double_value = 4, array_value = 5.
 function anyValue(w: ProtoWriter, key: string, value: AttributeValue): void {
@@ -48,9 +48,38 @@ function encoded(write: (w: ProtoWriter) => void): Uint8Array {
   return w.finish().slice();
 }
 
+/**
+ * A count (a non-negative safe integer) as a whole KeyValue field: all of it before the value's varint
+ * depends only on the key and the varint's size, so those bytes are kept per key and size and a count
+ * costs one copy and its varint. null for a key the conventions type double (a temperature of 1).
+ */
+const COUNT_PREFIXES = new Map<string, (Uint8Array | undefined)[] | null>();
+
+function countField(w: ProtoWriter, key: string, value: number): boolean {
+  let prefixes = COUNT_PREFIXES.get(key);
+  if (prefixes === undefined) {
+    if (cached >= MAX_CACHED) return false;
+    cached++;
+    COUNT_PREFIXES.set(key, (prefixes = isIntAttribute(key, 0) ? [] : null));
+  }
+  if (prefixes === null) return false;
+  const size = varintSize(value);
+  let prefix = prefixes[size];
+  if (prefix === undefined) {
+    // The field for a value of the same varint size, its varint (the field's last bytes) cut off.
+    const whole = encoded((c) => keyValueField(c, 9, key, 128 ** (size - 1)));
+    prefixes[size] = prefix = whole.subarray(0, whole.length - size);
+  }
+  w.raw(prefix);
+  w.varint(value);
+  return true;
+}
+
 /** A span attribute (Span.attributes = 9). */
 function attribute(w: ProtoWriter, key: string, value: AttributeValue): void {
-  if (typeof value === "string" && !UNIQUE_VALUES.has(key)) {
+  if (typeof value === "number") {
+    if (value >= 0 && Number.isSafeInteger(value) && countField(w, key, value)) return;
+  } else if (typeof value === "string" && !UNIQUE_VALUES.has(key)) {
     let byValue = FIELDS.get(key);
     if (byValue === undefined) FIELDS.set(key, (byValue = new Map()));
     let bytes = byValue.get(value);
@@ -92,8 +121,8 @@ function keyValueField(w: ProtoWriter, field: number, key: string, value: Attrib
   w.end(kv);
 }
 
-function span(w: ProtoWriter, s: SpanData): void {
-  // ScopeSpans.spans = 2.
+/** One span as a ScopeSpans.spans field (2), appended to `w`: a batch gathered span by span. */
+export function encodeSpan(w: ProtoWriter, s: SpanData): void {
   const m = w.begin(2);
   w.hexBytes(1, s.traceId); // trace_id (bytes, 16)
   w.hexBytes(2, s.spanId); // span_id (bytes, 8)
@@ -116,27 +145,48 @@ function span(w: ProtoWriter, s: SpanData): void {
   w.end(m);
 }
 
+/** What every request body of one resource starts with: its Resource and InstrumentationScope fields. */
+export interface ProtobufFrame {
+  /** ResourceSpans.resource = 1 (Resource.attributes = 1: service.name, service.version). */
+  readonly resource: Uint8Array;
+  /** ScopeSpans.scope = 1 (InstrumentationScope: name = 1, version = 2). */
+  readonly scope: Uint8Array;
+}
+
+export function protobufFrame(resource: OtlpResource): ProtobufFrame {
+  const r = new ProtoWriter(128);
+  const res = r.begin(1);
+  keyValueField(r, 1, "service.name", resource.serviceName);
+  keyValueField(r, 1, "service.version", resource.serviceVersion);
+  r.end(res);
+  const c = new ProtoWriter(64);
+  const scope = c.begin(1);
+  c.string(1, SCOPE_NAME);
+  if (resource.serviceVersion) c.string(2, resource.serviceVersion);
+  c.end(scope);
+  return { resource: r.finish().slice(), scope: c.finish().slice() };
+}
+
 /**
- * The request body for `content-type: application/x-protobuf`. Given a writer (the exporter's own, reset
- * here), the answer is a view of its buffer, valid until the writer's next use.
+ * An ExportTraceServiceRequest around spans already encoded (encodeSpan): one ResourceSpans
+ * (resource_spans = 1) holding one ScopeSpans (scope_spans = 2). Written into `out` (reset here); the
+ * answer is a view of its buffer, valid until its next use.
  */
-export function encodeTracesProtobuf(spans: readonly SpanData[], resource: OtlpResource, w = new ProtoWriter(256 + spans.length * 640)): Uint8Array {
-  w.reset();
-  // ExportTraceServiceRequest.resource_spans = 1.
-  const rs = w.begin(1);
-  // ResourceSpans.resource = 1; Resource.attributes = 1.
-  const res = w.begin(1);
-  keyValueField(w, 1, "service.name", resource.serviceName);
-  keyValueField(w, 1, "service.version", resource.serviceVersion);
-  w.end(res);
-  // ResourceSpans.scope_spans = 2; ScopeSpans.scope = 1; InstrumentationScope: name = 1, version = 2.
-  const ss = w.begin(2);
-  const scope = w.begin(1);
-  w.string(1, SCOPE_NAME);
-  if (resource.serviceVersion) w.string(2, resource.serviceVersion);
-  w.end(scope);
-  for (const s of spans) span(w, s);
-  w.end(ss);
-  w.end(rs);
-  return w.finish();
+export function frameTracesProtobuf(spans: Uint8Array, frame: ProtobufFrame, out: ProtoWriter): Uint8Array {
+  const scopeSpans = frame.scope.length + spans.length;
+  const resourceSpans = frame.resource.length + 1 + varintSize(scopeSpans) + scopeSpans;
+  out.reset();
+  out.header(1, resourceSpans);
+  out.raw(frame.resource);
+  out.header(2, scopeSpans);
+  out.raw(frame.scope);
+  out.raw(spans);
+  return out.finish();
+}
+
+/** The request body for `content-type: application/x-protobuf`, spans given whole. */
+export function encodeTracesProtobuf(spans: readonly SpanData[], resource: OtlpResource, out = new ProtoWriter(256 + spans.length * 640)): Uint8Array {
+  const body = new ProtoWriter(256 + spans.length * 640);
+  for (const s of spans) encodeSpan(body, s);
+  return frameTracesProtobuf(body.finish(), protobufFrame(resource), out);
 }

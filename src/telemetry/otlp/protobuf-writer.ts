@@ -18,7 +18,8 @@ const HEX = new Uint8Array(128);
 for (let i = 0; i < 10; i++) HEX[48 + i] = i;
 for (let i = 0; i < 6; i++) HEX[97 + i] = HEX[65 + i] = 10 + i;
 
-function varintSize(value: number): number {
+/** Bytes a varint of `value` takes. */
+export function varintSize(value: number): number {
   let size = 1;
   while (value >= 128) {
     value = Math.floor(value / 128);
@@ -45,6 +46,27 @@ export class ProtoWriter {
   /** Starts over in the same buffer: what finish() returned before is overwritten from here on. */
   reset(): void {
     this.pos = 0;
+  }
+
+  /** Bytes written so far; truncate() goes back to such a mark (a message that could not be finished). */
+  get length(): number {
+    return this.pos;
+  }
+
+  truncate(mark: number): void {
+    this.pos = Math.min(this.pos, mark);
+  }
+
+  /** A bare varint (the value of a field whose tag is already written, as part of cached bytes). */
+  varint(value: number): void {
+    this.ensure(10);
+    this.rawVarint(value);
+  }
+
+  /** A length-delimited field's tag and length, its `length` bytes of body to be written next. */
+  header(field: number, length: number): void {
+    this.tag(field, WIRE_LEN);
+    this.rawVarint(length);
   }
 
   /** Bytes already encoded (a cached field), copied as they are. */
