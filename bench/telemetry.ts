@@ -3,8 +3,8 @@
 // host's noise; bench/compare.sh with `exp:` gives the whole gateway's figure). Per mode, CPU time (user
 // + system, this process) per request over N requests, exporters' background work included:
 //   trail   a trail made and ended per request (the record built), no exporter
-//   spans   + its SERVER and CLIENT spans built (a traces exporter that drops them)
-//   encode  + those spans encoded as protobuf (never sent)
+//   spans   + its SERVER and CLIENT spans built as objects (a traces exporter that drops them)
+//   encode  + instead its spans written as protobuf, as the otlp exporter does (never sent)
 //   otlp    + the otlp exporter (http/protobuf to a collector stand-in in a child process)
 //   file    the trail and the file exporter (JSON Lines to a file in a temporary directory)
 //   both    file and otlp
@@ -21,7 +21,8 @@ import { TelemetryHub } from "../src/telemetry/hub.ts";
 import { RequestTrail } from "../src/telemetry/trail.ts";
 import { fileExporter } from "../src/telemetry/exporters/file.ts";
 import { otlpExporter } from "../src/telemetry/otlp/exporter.ts";
-import { encodeSpan } from "../src/telemetry/otlp/encode-protobuf.ts";
+import { encodeSpan, ProtobufSpanOut } from "../src/telemetry/otlp/encode-protobuf.ts";
+import { writeSpans } from "../src/telemetry/spans.ts";
 import { ProtoWriter } from "../src/telemetry/otlp/protobuf-writer.ts";
 import type { Exporter, SpanData } from "../src/telemetry/records.ts";
 import type { Lane } from "../src/routing/lane.ts";
@@ -48,7 +49,8 @@ function exportersFor(mode: string): Exporter[] {
   if (mode === "spans") out.push({ name: "spans", module: "bench", streams: ["traces"], span: () => {}, flush: async () => {}, close: async () => {} });
   if (mode === "encode") {
     const writer = new ProtoWriter(64 * 1024);
-    out.push({ name: "encode", module: "bench", streams: ["traces"], span: (s) => (writer.length > 512 * 1024 && writer.reset(), encodeSpan(writer, s)), flush: async () => {}, close: async () => {} });
+    const spanOut = new ProtobufSpanOut(() => (writer.length > 512 * 1024 && writer.reset(), writer));
+    out.push({ name: "encode", module: "bench", streams: ["traces"], trace: (t) => writeSpans(t, spanOut), flush: async () => {}, close: async () => {} });
   }
   if (mode === "file" || mode === "both") out.push(fileExporter("requests", { path: join(dir, `${mode}.jsonl`) }, { logger }));
   if (mode === "otlp" || mode === "both") out.push(otlpExporter("traces", { endpoint: `http://127.0.0.1:${sinkPort}/v1/traces`, protocol: "http/protobuf" }, { logger, version: "bench", dropped: { inc: () => {} } }));

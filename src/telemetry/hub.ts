@@ -5,7 +5,8 @@
 import type { ExportEntry } from "../config/snapshot.ts";
 import type { Logger } from "./logger.ts";
 import type { MetricsRegistry } from "./metrics.ts";
-import type { Exporter, RequestRecord, SpanData } from "./records.ts";
+import type { Exporter, FinishedTrace, RequestRecord, SpanData } from "./records.ts";
+import { spanObjects } from "./spans.ts";
 
 /** What building an exporter needs besides its entry. */
 export interface ExporterDeps {
@@ -55,16 +56,23 @@ export class TelemetryHub {
     const previous = this.#exporters;
     this.#exporters = next;
     this.#logs = next.filter((e) => e.log !== undefined && e.streams.includes("logs"));
-    this.#traces = next.filter((e) => e.span !== undefined && e.streams.includes("traces"));
+    this.#traces = next.filter((e) => (e.span !== undefined || e.trace !== undefined) && e.streams.includes("traces"));
     this.tracing = this.#traces.length > 0;
     this.active = this.tracing || this.#logs.length > 0 || this.accessLine !== undefined;
     await Promise.all(previous.filter((e) => !next.includes(e)).map((e) => e.close().catch((error: unknown) => this.logger.warn("exporter close failed", { exporter: e.name, error }))));
   }
 
   /** A request ended: its record to every logs exporter, its spans (when sampled) to every traces exporter. */
-  finished(record: RequestRecord, spans: (() => SpanData[]) | undefined): void {
+  finished(record: RequestRecord, trace: FinishedTrace | undefined): void {
     for (const exporter of this.#logs) exporter.log!(record);
-    if (spans && this.#traces.length > 0) for (const span of spans()) for (const exporter of this.#traces) exporter.span!(span);
+    if (trace !== undefined && this.#traces.length > 0) {
+      // Span objects are made only for an exporter that takes them, once for all of those.
+      let spans: SpanData[] | undefined;
+      for (const exporter of this.#traces) {
+        if (exporter.trace) exporter.trace(trace);
+        else for (const span of (spans ??= spanObjects(trace))) exporter.span!(span);
+      }
+    }
     this.accessLine?.(record);
   }
 

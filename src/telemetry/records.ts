@@ -2,6 +2,7 @@
 // finished span (stream `traces`), and the contract every exporter instance keeps. An exporter never
 // makes a request wait: `push` only queues (bounded; past the bound it sheds and counts), delivery runs
 // in the background, and `flush`/`close` are bounded by the exporter's own timeout.
+import type { Lane } from "../routing/lane.ts";
 
 /** The billed usage of one request, in the ledger's terms. */
 export interface RecordUsage {
@@ -82,6 +83,36 @@ export interface SpanData {
   readonly status: { readonly code: "unset" | "ok" | "error"; readonly message?: string };
 }
 
+/** One upstream attempt of a traced request: its CLIENT span. Times are performance.now() milliseconds. */
+export interface TracedAttempt {
+  readonly lane: Lane;
+  readonly spanId: string;
+  readonly number: number;
+  readonly startMs: number;
+  readonly endMs: number | undefined;
+  readonly status: number | undefined;
+  readonly error: string | undefined;
+  readonly failoverReason: string | undefined;
+}
+
+/** A sampled request, ended: what its spans are written from (spans.ts writeSpans). */
+export interface FinishedTrace {
+  readonly traceId: string;
+  /** The SERVER span's. */
+  readonly spanId: string;
+  /** The caller's span, when a traceparent came in. */
+  readonly parentSpanId: string | null;
+  readonly traceState: string | null;
+  /** Epoch milliseconds at arrival, and performance.now() then and at the end. */
+  readonly arrivalMs: number;
+  readonly startMs: number;
+  readonly endMs: number;
+  readonly maxTokens: number | undefined;
+  readonly temperature: number | undefined;
+  readonly record: RequestRecord;
+  readonly attempts: readonly TracedAttempt[];
+}
+
 export type Stream = "metrics" | "traces" | "logs";
 
 /** One running exporter instance (a config `export.<name>` entry). */
@@ -93,6 +124,11 @@ export interface Exporter {
   log?(record: RequestRecord): void;
   /** Stream `traces`: queues the span; never blocks, never throws. */
   span?(span: SpanData): void;
+  /**
+   * Stream `traces`, for an exporter that writes a request's spans without span objects (spans.ts
+   * writeSpans): all of them at once; span() is then not called for them. Never blocks, never throws.
+   */
+  trace?(trace: FinishedTrace): void;
   /** Delivers what is queued, bounded by the exporter's timeout (SIGTERM, reload). */
   flush(): Promise<void>;
   /** Flushes, then stops timers and listeners. */

@@ -6,14 +6,11 @@ import type { IngressPrincipal } from "../auth/ingress-chain.ts";
 import type { IrError, IrUsage } from "../ir/index.ts";
 import type { Lane } from "../routing/lane.ts";
 import type { TelemetryHub } from "./hub.ts";
-import type { AttributeValue, ErrorClass, RecordUsage, RequestRecord, SpanData } from "./records.ts";
+import type { ErrorClass, FinishedTrace, RecordUsage, RequestRecord } from "./records.ts";
 import { isoTime } from "./iso-time.ts";
 import { incomingTrace, newSpanId, newTraceId, traceparent, type IncomingTrace } from "./trace-context.ts";
 
 export type Outcome = RequestRecord["outcome"];
-
-/** GenAI's provider names (gen_ai.provider.name) by wire protocol. */
-const PROVIDER_NAME: Readonly<Record<string, string>> = { openai: "openai", responses: "openai", anthropic: "anthropic", gemini: "gcp.gemini", bedrock: "aws.bedrock", cohere: "cohere", mock: "gateway.mock" };
 
 const KIND_CLASS: Readonly<Record<IrError["kind"], ErrorClass>> = {
   invalid_request: "invalid_request",
@@ -27,8 +24,6 @@ const KIND_CLASS: Readonly<Record<IrError["kind"], ErrorClass>> = {
   timeout: "timeout",
   api_error: "internal",
 };
-
-const nanos = (ms: number): bigint => BigInt(Math.round(ms * 1e6));
 
 interface Attempt {
   readonly lane: Lane;
@@ -194,134 +189,12 @@ export class RequestTrail {
       ttfb_ms: this.#ttfbMs === null ? null : round(this.#ttfbMs),
       error: this.#outcome === "ok" ? null : this.#error,
     };
-    this.hub.finished(record, this.#trace?.sampled ? () => this.#spans(record, endMs) : undefined);
+    const trace = this.#trace;
+    const finished: FinishedTrace | undefined = trace?.sampled
+      ? { traceId: trace.traceId, spanId: trace.spanId, parentSpanId: this.#incoming?.parentSpanId ?? null, traceState: this.traceState, arrivalMs: this.arrivalMs, startMs: this.#start, endMs, maxTokens: this.#maxTokens, temperature: this.#temperature, record, attempts: this.#attempts }
+      : undefined;
+    this.hub.finished(record, finished);
   }
-
-  #spans(record: RequestRecord, endMs: number): SpanData[] {
-    const trace = this.#trace!;
-    const base = this.arrivalMs - this.#start;
-    const operation = this.ingress === "gemini" ? "generate_content" : "chat";
-    const last = this.#attempts.at(-1);
-    const failed = record.outcome === "exhausted" || record.outcome === "error";
-    const u = record.usage;
-    // Attributes are assigned one by one (no spread, no filtering pass): every traced request builds these.
-    // What a route or lane always says is in `shared`, built once (sharedAttributes).
-    const server: Record<string, AttributeValue> = {};
-    if (!last) {
-      server["gen_ai.operation.name"] = operation;
-      server["gen_ai.request.model"] = this.model;
-      server["gateway.ingress_protocol"] = record.ingress_protocol;
-    }
-    if (this.#maxTokens !== undefined) server["gen_ai.request.max_tokens"] = this.#maxTokens;
-    if (this.#temperature !== undefined) server["gen_ai.request.temperature"] = this.#temperature;
-    server["http.response.status_code"] = record.status;
-    if (failed) server["error.type"] = record.error?.class ?? "internal";
-    if (u) addUsage(server, u);
-    server["gateway.request_id"] = record.request_id;
-    if (record.pool !== null) server["gateway.pool"] = record.pool;
-    server["gateway.outcome"] = record.outcome;
-    server["gateway.attempts"] = record.attempts;
-    if (record.key_id !== null) server["gateway.key_id"] = record.key_id;
-    if (record.group !== null) server["gateway.group"] = record.group;
-    const spans: SpanData[] = [
-      {
-        traceId: trace.traceId,
-        spanId: trace.spanId,
-        parentSpanId: this.#incoming?.parentSpanId ?? null,
-        traceState: this.traceState,
-        name: `${operation} ${this.model}`,
-        kind: "server",
-        startTimeUnixNano: nanos(this.arrivalMs),
-        endTimeUnixNano: nanos(base + endMs),
-        attributes: server,
-        ...(last && { shared: sharedAttributes(last.lane, this.ingress, operation, this.model).server }),
-        status: failed ? { code: "error", message: record.error?.message } : UNSET,
-      },
-    ];
-    for (const attempt of this.#attempts) {
-      const lane = attempt.lane;
-      const client: Record<string, AttributeValue> = {};
-      if (attempt === last && u) addUsage(client, u);
-      if (attempt.status !== undefined) client["http.response.status_code"] = attempt.status;
-      if (attempt.error !== undefined) client["error.type"] = attempt.error;
-      if (record.pool !== null) client["gateway.pool"] = record.pool;
-      client["gateway.attempt"] = attempt.number;
-      if (attempt.failoverReason !== undefined) client["gateway.failover_reason"] = attempt.failoverReason;
-      spans.push({
-        traceId: trace.traceId,
-        spanId: attempt.spanId,
-        parentSpanId: trace.spanId,
-        traceState: this.traceState,
-        name: `${operation} ${lane.upstreamModel}`,
-        kind: "client",
-        startTimeUnixNano: nanos(base + attempt.startMs),
-        endTimeUnixNano: nanos(base + (attempt.endMs ?? endMs)),
-        attributes: client,
-        shared: sharedAttributes(lane, this.ingress, operation, this.model).client,
-        status: attempt.error !== undefined ? { code: "error", message: attempt.error } : UNSET,
-      });
-    }
-    return spans;
-  }
-}
-
-const UNSET = Object.freeze({ code: "unset" as const });
-
-function addUsage(attributes: Record<string, AttributeValue>, u: RecordUsage): void {
-  attributes["gen_ai.usage.input_tokens"] = u.input_tokens;
-  attributes["gen_ai.usage.output_tokens"] = u.output_tokens;
-  attributes["gen_ai.usage.cache_read.input_tokens"] = u.cache_read_tokens;
-  attributes["gen_ai.usage.cache_creation.input_tokens"] = u.cache_write_tokens;
 }
 
 const round = (ms: number) => Math.round(ms * 1000) / 1000;
-
-
-interface LaneAttributes {
-  /** The CLIENT span's: the lane, its upstream and model. */
-  readonly client: Readonly<Record<string, AttributeValue>>;
-  /** The SERVER span's when this lane answered, by ingress protocol and requested model. */
-  readonly server: Map<string, Readonly<Record<string, AttributeValue>>>;
-}
-
-const laneAttributes = new WeakMap<Lane, Map<string, LaneAttributes>>();
-/** SERVER attribute sets kept per lane and ingress protocol: the requested models a config routes to it. */
-const MAX_SERVER_SETS = 256;
-
-/**
- * The attributes every span of this lane (and, for the SERVER span, this ingress and requested model)
- * has alike, built once and reused, so the protobuf encoder copies their bytes instead of encoding them
- * per request. A lane is replaced with its config, and these with it.
- */
-function sharedAttributes(lane: Lane, ingress: string, operation: string, model: string): { client: Readonly<Record<string, AttributeValue>>; server: Readonly<Record<string, AttributeValue>> } {
-  // By ingress protocol (which decides the operation), then by requested model: no key is built per request.
-  let byIngress = laneAttributes.get(lane);
-  if (byIngress === undefined) laneAttributes.set(lane, (byIngress = new Map()));
-  let sets = byIngress.get(ingress);
-  if (sets === undefined) {
-    const provider = PROVIDER_NAME[lane.provider.protocol] ?? lane.provider.protocol;
-    const client: Record<string, AttributeValue> = { "gen_ai.operation.name": operation, "gen_ai.request.model": lane.upstreamModel, "gen_ai.provider.name": provider, "gen_ai.response.model": lane.upstreamModel };
-    const address = upstreamAddress(lane);
-    if (address) {
-      client["server.address"] = address.host;
-      client["server.port"] = address.port;
-    }
-    client["gateway.lane"] = lane.name;
-    byIngress.set(ingress, (sets = { client: Object.freeze(client), server: new Map() }));
-  }
-  let server = sets.server.get(model);
-  if (server === undefined) {
-    const provider = sets.client["gen_ai.provider.name"]!;
-    server = Object.freeze({ "gen_ai.operation.name": operation, "gen_ai.request.model": model, "gen_ai.provider.name": provider, "gen_ai.response.model": lane.upstreamModel, "gateway.ingress_protocol": ingress });
-    if (sets.server.size < MAX_SERVER_SETS) sets.server.set(model, server);
-  }
-  return { client: sets.client, server };
-}
-
-/** The upstream's host and port, from the provider's base URL. */
-function upstreamAddress(lane: Lane): { host: string; port: number } | undefined {
-  const base = lane.provider.baseUrl;
-  if (base === undefined || !URL.canParse(base)) return undefined;
-  const url = new URL(base);
-  return { host: url.hostname, port: url.port ? Number(url.port) : url.protocol === "https:" ? 443 : 80 };
-}

@@ -2,8 +2,9 @@
 // opentelemetry-proto (collector/trace/v1/trace_service.proto, trace/v1/trace.proto,
 // common/v1/common.proto, resource/v1/resource.proto); each is named where it is written. Default values
 // are left out as proto3 does, except the status, always present so a reader never has to guess.
-import type { AttributeValue, SpanData } from "../records.ts";
-import { isIntAttribute, KIND, type OtlpResource, SCOPE_NAME, spanFlags, STATUS_CODE } from "./model.ts";
+import type { AttributeValue, FinishedTrace, SpanData } from "../records.ts";
+import type { AttributeKey, SharedAttributes, SpanOut } from "../spans.ts";
+import { flagsFor, isIntAttribute, KIND, type OtlpResource, SCOPE_NAME, spanFlags, STATUS_CODE } from "./model.ts";
 import { ProtoWriter, varintSize } from "./protobuf-writer.ts";
 
 // AnyValue: string_value = 1, bool_value = 2, int_value = 3 (int64), double_value = 4, array_value = 5.
@@ -64,13 +65,7 @@ function countField(w: ProtoWriter, key: string, value: number): boolean {
   }
   if (prefixes === null) return false;
   const size = varintSize(value);
-  let prefix = prefixes[size];
-  if (prefix === undefined) {
-    // The field for a value of the same varint size, its varint (the field's last bytes) cut off.
-    const whole = encoded((c) => keyValueField(c, 9, key, 128 ** (size - 1)));
-    prefixes[size] = prefix = whole.subarray(0, whole.length - size);
-  }
-  w.raw(prefix);
+  w.raw((prefixes[size] ??= countPrefix(key, size)));
   w.varint(value);
   return true;
 }
@@ -95,7 +90,7 @@ function attribute(w: ProtoWriter, key: string, value: AttributeValue): void {
 const SHARED = new WeakMap<object, Uint8Array>();
 
 /** A span's shared attributes as Span.attributes fields, encoded once per object. */
-function sharedFields(shared: Readonly<Record<string, AttributeValue>>): Uint8Array {
+function sharedFields(shared: SharedAttributes): Uint8Array {
   let bytes = SHARED.get(shared);
   if (bytes === undefined) {
     bytes = encoded((c) => {
@@ -123,26 +118,97 @@ function keyValueField(w: ProtoWriter, field: number, key: string, value: Attrib
 
 /** One span as a ScopeSpans.spans field (2), appended to `w`: a batch gathered span by span. */
 export function encodeSpan(w: ProtoWriter, s: SpanData): void {
-  const m = w.begin(2);
-  w.hexBytes(1, s.traceId); // trace_id (bytes, 16)
-  w.hexBytes(2, s.spanId); // span_id (bytes, 8)
-  if (s.traceState) w.string(3, s.traceState); // trace_state
-  if (s.parentSpanId) w.hexBytes(4, s.parentSpanId); // parent_span_id (bytes, 8)
-  w.string(5, s.name); // name
-  w.uint(6, KIND[s.kind]); // kind (SpanKind)
+  const m = spanHead(w, s.traceId, s.traceState, s.kind, s.spanId, s.parentSpanId, s.name, s.shared);
   w.fixed64(7, s.startTimeUnixNano); // start_time_unix_nano (fixed64)
   w.fixed64(8, s.endTimeUnixNano); // end_time_unix_nano (fixed64)
-  // attributes (repeated KeyValue): the shared ones as the bytes they encoded to the first time.
   if (s.shared) w.raw(sharedFields(s.shared));
   for (const key in s.attributes) attribute(w, key, s.attributes[key]!);
-  // status = 15 (Status: message = 2, code = 3).
-  const status = w.begin(15);
-  if (s.status.message) w.string(2, s.status.message);
-  const code = STATUS_CODE[s.status.code];
+  spanTail(w, m, s.status, spanFlags(s));
+}
+
+/** A span's fields before its times (fields 1 to 6); the answer goes to spanTail. */
+function spanHead(w: ProtoWriter, traceId: string, traceState: string | null, kind: SpanData["kind"], spanId: string, parentSpanId: string | null, name: string, shared: SharedAttributes | undefined): number {
+  const m = w.begin(2);
+  w.hexBytes(1, traceId); // trace_id (bytes, 16)
+  w.hexBytes(2, spanId); // span_id (bytes, 8)
+  if (traceState) w.string(3, traceState); // trace_state
+  if (parentSpanId) w.hexBytes(4, parentSpanId); // parent_span_id (bytes, 8)
+  w.string(5, name); // name
+  w.uint(6, KIND[kind]); // kind (SpanKind)
+  return m;
+}
+
+/** After the attributes (9): status = 15 (Status: message = 2, code = 3), flags = 16 (fixed32). */
+function spanTail(w: ProtoWriter, m: number, status: SpanData["status"], flags: number): void {
+  const st = w.begin(15);
+  if (status.message) w.string(2, status.message);
+  const code = STATUS_CODE[status.code];
   if (code !== 0) w.uint(3, code);
-  w.end(status);
-  w.fixed32(16, spanFlags(s)); // flags (fixed32)
+  w.end(st);
+  w.fixed32(16, flags);
   w.end(m);
+}
+
+/**
+ * A trace's spans written by spans.ts writeSpans straight into protobuf, the same bytes encodeSpan
+ * writes for their SpanData, with no span objects made; each span into the writer `target` gives for it.
+ */
+export class ProtobufSpanOut implements SpanOut {
+  private w: ProtoWriter | undefined;
+  private message = 0;
+  private flags = 0;
+
+  constructor(private readonly target: () => ProtoWriter) {}
+
+  begin(trace: FinishedTrace, kind: SpanData["kind"], spanId: string, parentSpanId: string | null, name: string, startMs: number, endMs: number, shared: SharedAttributes | undefined): void {
+    const w = (this.w = this.target());
+    this.message = spanHead(w, trace.traceId, trace.traceState, kind, spanId, parentSpanId, name, shared);
+    w.fixed64Nanos(7, startMs);
+    w.fixed64Nanos(8, endMs);
+    if (shared) w.raw(sharedFields(shared));
+    this.flags = flagsFor(kind, parentSpanId !== null);
+  }
+
+  count(key: AttributeKey, value: number): void {
+    const w = this.w!;
+    if (!(value >= 0 && Number.isSafeInteger(value))) return keyValueField(w, 9, key.name, value);
+    // What comes before the count's varint depends on the key and the varint's size only.
+    const size = varintSize(value);
+    const prefixes = (KEY_COUNTS[key.id] ??= []);
+    w.raw((prefixes[size] ??= countPrefix(key.name, size)));
+    w.varint(value);
+  }
+
+  number(key: AttributeKey, value: number): void {
+    attribute(this.w!, key.name, value);
+  }
+
+  text(key: AttributeKey, value: string): void {
+    const fields = (KEY_TEXTS[key.id] ??= new Map());
+    let bytes = fields.get(value);
+    if (bytes === undefined && fields.size < MAX_TEXTS && value.length <= 256) fields.set(value, (bytes = encoded((c) => keyValueField(c, 9, key.name, value))));
+    if (bytes !== undefined) this.w!.raw(bytes);
+    else keyValueField(this.w!, 9, key.name, value);
+  }
+
+  unique(key: AttributeKey, value: string): void {
+    keyValueField(this.w!, 9, key.name, value);
+  }
+
+  end(status: SpanData["status"]): void {
+    spanTail(this.w!, this.message, status, this.flags);
+  }
+}
+
+/** By AttributeKey id: count prefixes by varint size; whole fields by text value (at most MAX_TEXTS a key). */
+const KEY_COUNTS: (Uint8Array | undefined)[][] = [];
+const KEY_TEXTS: Map<string, Uint8Array>[] = [];
+const MAX_TEXTS = 256;
+
+/** A count field's bytes before its varint: the field for a value of that varint size, its varint cut off. */
+function countPrefix(key: string, size: number): Uint8Array {
+  const whole = encoded((c) => keyValueField(c, 9, key, 128 ** (size - 1)));
+  return whole.subarray(0, whole.length - size);
 }
 
 /** What every request body of one resource starts with: its Resource and InstrumentationScope fields. */

@@ -5,7 +5,7 @@
 // delivery (timeout_ms, retries included, one batch in flight), flush (timeout_ms). A collector that is
 // slow, failing or gone costs dropped spans and a rate-limited warning, never a request's time.
 import type { Logger } from "../logger.ts";
-import type { Exporter, SpanData, Stream } from "../records.ts";
+import type { Exporter, FinishedTrace, SpanData, Stream } from "../records.ts";
 import { spanQueue, type TakenBatch } from "./span-queue.ts";
 import type { OtlpResource } from "./model.ts";
 import { OTLP_DEFAULTS, type OtlpSettings } from "./settings.ts";
@@ -141,6 +141,14 @@ export function otlpExporter(name: string, settings: OtlpSettings, deps: OtlpDep
     return pumping;
   }
 
+  /** A full batch goes out now, yet not inside the caller's turn. */
+  function queued(): void {
+    if (queue.full && pumping === undefined && !kickPending) {
+      kickPending = true;
+      setTimeout(kick, 0);
+    }
+  }
+
   const kick = () => {
     kickPending = false;
     void pump(false);
@@ -168,16 +176,15 @@ export function otlpExporter(name: string, settings: OtlpSettings, deps: OtlpDep
     streams: ["traces"] as readonly Stream[],
     captureContent: settings.capture_content ?? OTLP_DEFAULTS.capture_content,
     span(span: SpanData): void {
-      if (closed || !queue.push(span)) {
-        dropped.inc(1);
-        return;
-      }
-      // A full batch goes out now, yet not inside the caller's turn.
-      if (queue.full && pumping === undefined && !kickPending) {
-        kickPending = true;
-        setTimeout(kick, 0);
-      }
+      if (closed || !queue.push(span)) return void dropped.inc(1);
+      queued();
     },
+    ...(queue.pushTrace && {
+      trace(trace: FinishedTrace): void {
+        if (closed || !queue.pushTrace!(trace)) return void dropped.inc(1 + trace.attempts.length);
+        queued();
+      },
+    }),
     flush,
     async close(): Promise<void> {
       closed = true;

@@ -29,7 +29,11 @@ const HAS_IS_REMOTE = 0x100;
 const IS_REMOTE = 0x200;
 
 export function spanFlags(span: SpanData): number {
-  return span.kind === "server" && span.parentSpanId !== null ? SAMPLED | HAS_IS_REMOTE | IS_REMOTE : SAMPLED | HAS_IS_REMOTE;
+  return flagsFor(span.kind, span.parentSpanId !== null);
+}
+
+export function flagsFor(kind: SpanData["kind"], hasParent: boolean): number {
+  return kind === "server" && hasParent ? SAMPLED | HAS_IS_REMOTE | IS_REMOTE : SAMPLED | HAS_IS_REMOTE;
 }
 
 const INT64_LIMIT = 2 ** 63;

@@ -145,6 +145,19 @@ export class ProtoWriter {
     this.pos += 8;
   }
 
+  /**
+   * Epoch milliseconds as fixed64 nanoseconds: the integer Math.round(ms * 1e6) that a BigInt of it holds
+   * (spans.ts nanos), written as two 32-bit halves (both exact in a double), with no BigInt made.
+   */
+  fixed64Nanos(field: number, ms: number): void {
+    const ns = Math.round(ms * 1e6);
+    const high = Math.floor(ns / 4_294_967_296);
+    this.tag(field, WIRE_I64);
+    this.view.setUint32(this.pos, ns - high * 4_294_967_296, true);
+    this.view.setUint32(this.pos + 4, high, true);
+    this.pos += 8;
+  }
+
   double(field: number, value: number): void {
     this.tag(field, WIRE_I64);
     this.view.setFloat64(this.pos, value, true);

@@ -4,9 +4,10 @@
 // objects read back seconds later cost more than twice the encoding (bench/telemetry.ts), and kept every
 // queued span's objects alive past the young generation. http/json keeps the objects (its encoder is
 // JSON.stringify over the whole batch).
-import type { SpanData } from "../records.ts";
+import type { FinishedTrace, SpanData } from "../records.ts";
+import { writeSpans } from "../spans.ts";
 import { encodeTracesJson } from "./encode-json.ts";
-import { encodeSpan, frameTracesProtobuf, protobufFrame } from "./encode-protobuf.ts";
+import { encodeSpan, frameTracesProtobuf, ProtobufSpanOut, protobufFrame } from "./encode-protobuf.ts";
 import type { OtlpResource } from "./model.ts";
 import { ProtoWriter } from "./protobuf-writer.ts";
 
@@ -23,6 +24,8 @@ export interface SpanQueue {
   readonly full: boolean;
   /** Queues the span; false when the queue is full (or the span cannot be encoded): it is dropped. */
   push(span: SpanData): boolean;
+  /** Queues a trace's spans, written without span objects (http/protobuf only); false: all dropped. */
+  readonly pushTrace?: (trace: FinishedTrace) => boolean;
   /**
    * The oldest batch, taken out of the queue. Its body stays valid until the next take(), unless
    * `abandon()` is called first (a send that ended without an answer may still hold it).
@@ -44,7 +47,7 @@ function protobufQueue(resource: OtlpResource, batchSize: number, maxQueue: numb
   const batches: { writer: ProtoWriter; spans: number }[] = [];
   /** Writers of batches already sent, kept for the next ones (each grew to a batch's size once). */
   const spare: ProtoWriter[] = [];
-  let out = new ProtoWriter(WRITER_BYTES);
+  let body = new ProtoWriter(WRITER_BYTES);
   let size = 0;
   const open = () => {
     const writer = spare.pop() ?? new ProtoWriter(WRITER_BYTES);
@@ -53,6 +56,14 @@ function protobufQueue(resource: OtlpResource, batchSize: number, maxQueue: numb
     batches.push(batch);
     return batch;
   };
+  /** The writer for a trace's next span: the newest batch's, or a new batch's once it is full. */
+  const out = new ProtobufSpanOut(() => {
+    let batch = batches.at(-1);
+    if (batch === undefined || batch.spans >= batchSize) batch = open();
+    batch.spans++;
+    size++;
+    return batch.writer;
+  });
   return {
     get size() {
       return size;
@@ -75,16 +86,36 @@ function protobufQueue(resource: OtlpResource, batchSize: number, maxQueue: numb
       size++;
       return true;
     },
+    pushTrace(trace) {
+      const spans = 1 + trace.attempts.length;
+      if (size + spans > maxQueue) return false;
+      // Where a failure would leave off: the spans written so far are taken back.
+      const openBatches = batches.length;
+      const last = batches.at(-1);
+      const mark = last ? { length: last.writer.length, spans: last.spans } : undefined;
+      try {
+        writeSpans(trace, out);
+      } catch {
+        for (const opened of batches.splice(openBatches)) size -= opened.spans;
+        if (last && mark) {
+          size -= last.spans - mark.spans;
+          last.writer.truncate(mark.length);
+          last.spans = mark.spans;
+        }
+        return false;
+      }
+      return true;
+    },
     take() {
       const batch = batches.shift();
       if (batch === undefined) return undefined;
       size -= batch.spans;
-      const body = frameTracesProtobuf(batch.writer.finish(), frame, out);
+      const bytes = frameTracesProtobuf(batch.writer.finish(), frame, body);
       if (spare.length < 2) spare.push(batch.writer);
-      return { body, spans: batch.spans };
+      return { body: bytes, spans: batch.spans };
     },
     abandon() {
-      out = new ProtoWriter(WRITER_BYTES);
+      body = new ProtoWriter(WRITER_BYTES);
     },
   };
 }
