@@ -51,7 +51,7 @@ describe("npm run release", () => {
     }
     const check = Bun.spawnSync(["sha256sum", "-c", "SHA256SUMS"], { cwd: RELEASE_DIR, stdout: "pipe", stderr: "pipe" });
     expect({ code: check.exitCode, out: check.stdout.toString().trim().split("\n").length }).toEqual({ code: 0, out: RELEASE_FILES.length });
-  });
+  }, 60_000); // every binary hashed twice: over 5 s on a slow disk
 
   test("docs/release.md's check of a download passes a good file and fails a bad one, as printed", () => {
     const [block] = blocksUnder(ROOT, "docs/release.md", "Check a download");
