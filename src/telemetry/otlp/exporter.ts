@@ -1,9 +1,9 @@
 // The `otlp` exporter (stream `traces`): finished spans go to an OTLP/HTTP collector in batches. A request
-// pays for `span()`: a bound check and, for http/protobuf, the span's encoding into its batch (about a
-// microsecond and a half, cheaper then than from a queue later: span-queue.ts); delivery runs later on a
-// timer or once a batch is full. Everything is bounded: the queue (past it new spans are dropped and counted), each batch's
-// delivery (timeout_ms, retries included, one batch in flight), flush (timeout_ms). A collector that is
-// slow, failing or gone costs dropped spans and a rate-limited warning, never a request's time.
+// pays for `trace()` (http/protobuf: its spans written into their batch's bytes, a microsecond or two,
+// span-queue.ts) or `span()` (http/json: a bound check and a push); delivery runs later, on a timer or
+// once a batch is full. Everything is bounded: the queue (past it new spans are dropped and counted), each
+// batch's delivery (timeout_ms, retries included, one batch in flight), flush (timeout_ms). A collector
+// that is slow, failing or gone costs dropped spans and a rate-limited warning, never a request's time.
 import type { Logger } from "../logger.ts";
 import type { Exporter, FinishedTrace, SpanData, Stream } from "../records.ts";
 import { spanQueue, type TakenBatch } from "./span-queue.ts";

@@ -1,9 +1,9 @@
-// What the otlp exporter holds between a request's span() and a send: spans in batches of at most
-// max_export_batch_size, at most max_queue_size in all. For http/protobuf a span is encoded as it
-// arrives, into its batch's bytes, while what it was made of is still in the cache: a queue of span
-// objects read back seconds later cost more than twice the encoding (bench/telemetry.ts), and kept every
-// queued span's objects alive past the young generation. http/json keeps the objects (its encoder is
-// JSON.stringify over the whole batch).
+// What the otlp exporter holds between a request's end and a send: spans in batches of at most
+// max_export_batch_size, at most max_queue_size in all. For http/protobuf a request's spans are written
+// as it ends, straight into their batch's bytes (spans.ts writeSpans to a ProtobufSpanOut: no span
+// objects), while what they are made of is still in the cache: span objects queued and read back seconds
+// later cost more than twice the encoding (bench/telemetry.ts) and outlived the young generation.
+// http/json keeps span objects (its encoder is JSON.stringify over the whole batch).
 import type { FinishedTrace, SpanData } from "../records.ts";
 import { writeSpans } from "../spans.ts";
 import { encodeTracesJson } from "./encode-json.ts";
