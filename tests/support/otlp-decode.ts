@@ -69,3 +69,48 @@ export function spansIn(body: Uint8Array, contentType: string): { spanId: string
   const tree = decode(body, REQUEST) as any;
   return (tree[1] ?? []).flatMap((rs: any) => (rs[2] ?? []).flatMap((ss: any) => (ss[2] ?? []).map((s: any) => ({ spanId: s[2][0], name: s[5][0] }))));
 }
+
+/** A KeyValue list in the OTLP JSON encoding's form (int_value as a decimal string, as that encoding writes it). */
+type JsonKeyValue = { key: string; value: Record<string, unknown> };
+
+function jsonAnyValue(v: Decoded): Record<string, unknown> {
+  if (v[1]) return { stringValue: v[1][0] };
+  if (v[2]) return { boolValue: v[2][0] === 1n };
+  if (v[3]) return { intValue: BigInt.asIntN(64, v[3][0] as bigint).toString() };
+  if (v[4]) return { doubleValue: new Float64Array(new BigUint64Array([v[4][0] as bigint]).buffer)[0] };
+  if (v[5]) return { arrayValue: { values: ((v[5][0] as Decoded)[1] ?? []).map((item) => jsonAnyValue(item as Decoded)) } };
+  return {};
+}
+
+const jsonKeyValues = (list: unknown[] | undefined): JsonKeyValue[] => (list ?? []).map((kv) => ({ key: (kv as Decoded)[1]![0] as string, value: jsonAnyValue(((kv as Decoded)[2]?.[0] ?? {}) as Decoded) }));
+
+/**
+ * An OTLP/HTTP protobuf body as the OTLP JSON encoding would say it (ids as hex, enums as numbers): so a
+ * test written against a JSON collector reads a protobuf one the same way.
+ */
+export function protobufAsJson(body: Uint8Array): { resourceSpans: { resource: { attributes: JsonKeyValue[] }; scopeSpans: { spans: Record<string, unknown>[] }[] }[] } {
+  const tree = decode(body, REQUEST) as Decoded;
+  return {
+    resourceSpans: (tree[1] ?? []).map((rs) => {
+      const r = rs as Decoded;
+      return {
+        resource: { attributes: jsonKeyValues(((r[1]?.[0] ?? {}) as Decoded)[1]) },
+        scopeSpans: (r[2] ?? []).map((ss) => ({
+          spans: (((ss as Decoded)[2] ?? []) as Decoded[]).map((s) => {
+            const status = (s[15]?.[0] ?? {}) as Decoded;
+            return {
+              traceId: s[1]![0],
+              spanId: s[2]![0],
+              ...(s[4] && { parentSpanId: s[4][0] }),
+              ...(s[3] && { traceState: s[3][0] }),
+              name: s[5]![0],
+              kind: Number(s[6]![0]),
+              status: { ...(status[3] && { code: Number(status[3][0]) }), ...(status[2] && { message: status[2][0] }) },
+              attributes: jsonKeyValues(s[9]),
+            };
+          }),
+        })),
+      };
+    }),
+  };
+}

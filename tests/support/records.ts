@@ -1,5 +1,6 @@
 // A request-log record for exporter tests, every member present as design/telemetry.md requires.
-import type { RequestRecord } from "../../src/telemetry/records.ts";
+import type { Lane } from "../../src/routing/lane.ts";
+import type { FinishedTrace, RequestRecord, TracedAttempt } from "../../src/telemetry/records.ts";
 
 export function requestRecord(n: number, overrides: Partial<RequestRecord> = {}): RequestRecord {
   return {
@@ -29,4 +30,18 @@ export function requestRecord(n: number, overrides: Partial<RequestRecord> = {})
     error: null,
     ...overrides,
   };
+}
+
+/** A lane as spans.ts reads it: its name, its provider's protocol and base URL, its upstream model. */
+export const traceLane = (name: string, protocol: string, baseUrl: string | undefined, upstreamModel: string) =>
+  ({ name, provider: { name: `up-${name}`, protocol, baseUrl }, upstreamModel, contextWindow: null, maxConcurrent: null, maxRequests: null }) as unknown as Lane;
+
+/** Upstream attempt `number` on lane `l`, answered 200 unless told otherwise. */
+export function tracedAttempt(l: Lane, number: number, extra: Partial<TracedAttempt> = {}): TracedAttempt {
+  return { lane: l, spanId: `a1b2c3d4e5f6070${number}`, number, startMs: 1000.25 + number, endMs: 1020.5 + number, status: 200, error: undefined, failoverReason: undefined, ...extra };
+}
+
+/** A sampled request's finished trace: requestRecord(1) with `record` over it, and its attempts. */
+export function finishedTrace(record: Partial<RequestRecord>, attempts: TracedAttempt[], extra: Partial<FinishedTrace> = {}): FinishedTrace {
+  return { traceId: "4bf92f3577b34da6a3ce929d0e0e4736", spanId: "00f067aa0ba902b7", parentSpanId: null, traceState: null, arrivalMs: 1_767_225_600_123.456, startMs: 999.5, endMs: 1050.75, maxTokens: undefined, temperature: undefined, record: requestRecord(1, record), attempts, ...extra };
 }

@@ -8,6 +8,7 @@ import { otlpExporter, OtlpSettings, type OtlpExporter } from "../../src/telemet
 import type { SpanData } from "../../src/telemetry/records.ts";
 import { Secret } from "../../src/config/secret.ts";
 import { spansIn } from "../support/otlp-decode.ts";
+import { finishedTrace, tracedAttempt, traceLane } from "../support/records.ts";
 import { until } from "../support/until.ts";
 
 interface Received {
@@ -253,6 +254,30 @@ describe("the queue", () => {
     for (const exporter of [queuing.exporter, shedding.exporter]) for (const s of spans) expect(exporter.span(s)).toBeUndefined();
     expect(queuing.dropped()).toBe(0);
     expect(shedding.dropped()).toBe(10_000 - 2048);
+  });
+
+  test("trace(): a request's spans written straight into the batch go out whole, split across batches at max_export_batch_size", async () => {
+    const { exporter, dropped } = make({ schedule_delay_ms: 60_000, max_export_batch_size: 2 });
+    const gpt = traceLane("gpt", "openai", "http://127.0.0.1:9/v1", "gpt-4o-mini");
+    const claude = traceLane("claude", "anthropic", "http://127.0.0.1:9", "claude-haiku-4-5");
+    exporter.trace!(finishedTrace({ model: "chat" }, [tracedAttempt(gpt, 1, { status: 503, error: "503" }), tracedAttempt(claude, 2)]));
+    await exporter.flush();
+    expect(received.map((r) => r.spans.length)).toEqual([2, 1]);
+    expect(received.flatMap((r) => r.spans.map((s) => s.name))).toEqual(["chat chat", "chat gpt-4o-mini", "chat claude-haiku-4-5"]);
+    expect(dropped()).toBe(0);
+  });
+
+  test("trace(): a request whose spans do not all fit is dropped whole, every span counted", async () => {
+    const { exporter, dropped } = make({ schedule_delay_ms: 60_000, max_queue_size: 4, max_export_batch_size: 4 });
+    const gpt = traceLane("gpt", "openai", "http://127.0.0.1:9/v1", "gpt-4o-mini");
+    const twoSpans = () => finishedTrace({}, [tracedAttempt(gpt, 1)]);
+    const threeSpans = finishedTrace({}, [tracedAttempt(gpt, 1), tracedAttempt(gpt, 2)]);
+    exporter.trace!(twoSpans());
+    exporter.trace!(threeSpans); // 2 + 3 > 4: none of its spans is queued
+    exporter.trace!(twoSpans());
+    expect(dropped()).toBe(3);
+    await exporter.flush();
+    expect(sent()).toBe(4);
   });
 
   test("close flushes, stops the timer, and later spans are dropped and counted", async () => {

@@ -5,22 +5,15 @@
 import { describe, expect, test } from "bun:test";
 import { encodeSpan, ProtobufSpanOut } from "../../src/telemetry/otlp/encode-protobuf.ts";
 import { ProtoWriter } from "../../src/telemetry/otlp/protobuf-writer.ts";
-import type { FinishedTrace, RequestRecord, TracedAttempt } from "../../src/telemetry/records.ts";
+import type { FinishedTrace } from "../../src/telemetry/records.ts";
 import { spanObjects, writeSpans } from "../../src/telemetry/spans.ts";
-import type { Lane } from "../../src/routing/lane.ts";
-import { requestRecord } from "../support/records.ts";
+import { finishedTrace, tracedAttempt, traceLane } from "../support/records.ts";
 
-const lane = (name: string, protocol: string, baseUrl: string | undefined, upstreamModel: string) => ({ name, provider: { name: `up-${name}`, protocol, baseUrl }, upstreamModel, contextWindow: null, maxConcurrent: null, maxRequests: null }) as unknown as Lane;
+const lane = traceLane;
+const attempt = tracedAttempt;
+const trace = finishedTrace;
 const primary = lane("gpt", "openai", "https://api.openai.com/v1", "gpt-4o-mini");
 const backup = lane("claude", "anthropic", "http://127.0.0.1:8081", "claude-haiku-4-5");
-
-function attempt(l: Lane, number: number, extra: Partial<TracedAttempt> = {}): TracedAttempt {
-  return { lane: l, spanId: `a1b2c3d4e5f6070${number}`, number, startMs: 1000.25 + number, endMs: 1020.5 + number, status: 200, error: undefined, failoverReason: undefined, ...extra };
-}
-
-function trace(record: Partial<RequestRecord>, attempts: TracedAttempt[], extra: Partial<FinishedTrace> = {}): FinishedTrace {
-  return { traceId: "4bf92f3577b34da6a3ce929d0e0e4736", spanId: "00f067aa0ba902b7", parentSpanId: null, traceState: null, arrivalMs: 1_767_225_600_123.456, startMs: 999.5, endMs: 1050.75, maxTokens: undefined, temperature: undefined, record: requestRecord(1, record), attempts, ...extra };
-}
 
 const cases: Record<string, FinishedTrace> = {
   "one attempt, usage, a key, the caller's parent and tracestate": trace({ usage: { input_tokens: 1234, output_tokens: 56, cache_read_tokens: 1000, cache_write_tokens: 0, reasoning_tokens: 0 }, key_id: "key_abc", group: "team-a", pool: "gpt" }, [attempt(primary, 1)], { parentSpanId: "b7ad6b7169203331", traceState: "rojo=00f067aa0ba902b7", maxTokens: 256, temperature: 0.2 }),
