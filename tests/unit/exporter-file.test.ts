@@ -74,6 +74,33 @@ describe("file exporter", () => {
     await exporter.close();
   });
 
+  test("many writes of lines (multi-byte text among them), rotated mid-write: every line whole, once, in order, no file past the bound", async () => {
+    const dir = tempDir("exporter-file-");
+    const path = join(dir, "requests.jsonl");
+    const maxBytes = 150_000; // falls inside a 64 KiB write, and again later
+    const { exporter } = setup({ path, max_bytes: maxBytes });
+    const all: string[] = [];
+    const seen: string[] = [];
+    for (let i = 0; i < 1200; i++) {
+      const record = requestRecord(i, { request_id: `req-${i}`, error: i % 7 === 0 ? { class: "internal", message: `über ${"€".repeat(i % 50)} 😀` } : null, outcome: i % 7 === 0 ? "error" : "ok" });
+      all.push(record.request_id);
+      exporter.log!(record);
+      // Rotation keeps one older generation: read it before the next one replaces it.
+      if (i % 150 === 149) {
+        await exporter.flush();
+        if (existsSync(`${path}.1`)) {
+          for (const l of lines(`${path}.1`)) seen.push(JSON.parse(l).request_id);
+          renameSync(`${path}.1`, join(dir, `old-${i}.jsonl`));
+          expect(statSync(join(dir, `old-${i}.jsonl`)).size).toBeLessThanOrEqual(maxBytes);
+        }
+      }
+    }
+    await exporter.close();
+    for (const l of lines(path)) seen.push(JSON.parse(l).request_id);
+    expect(statSync(path).size).toBeLessThanOrEqual(maxBytes);
+    expect(seen).toEqual(all);
+  });
+
   test("a line longer than max_bytes is written whole, alone in its file", async () => {
     const { path, exporter } = setup({ max_bytes: 10 });
     exporter.log!(requestRecord(1));
