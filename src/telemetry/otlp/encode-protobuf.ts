@@ -118,7 +118,7 @@ function keyValueField(w: ProtoWriter, field: number, key: string, value: Attrib
 
 /** One span as a ScopeSpans.spans field (2), appended to `w`: a batch gathered span by span. */
 export function encodeSpan(w: ProtoWriter, s: SpanData): void {
-  const m = spanHead(w, s.traceId, s.traceState, s.kind, s.spanId, s.parentSpanId, s.name, s.shared);
+  const m = spanHead(w, s.traceId, s.traceState, s.kind, s.spanId, s.parentSpanId, s.name);
   w.fixed64(7, s.startTimeUnixNano); // start_time_unix_nano (fixed64)
   w.fixed64(8, s.endTimeUnixNano); // end_time_unix_nano (fixed64)
   if (s.shared) w.raw(sharedFields(s.shared));
@@ -127,7 +127,7 @@ export function encodeSpan(w: ProtoWriter, s: SpanData): void {
 }
 
 /** A span's fields before its times (fields 1 to 6); the answer goes to spanTail. */
-function spanHead(w: ProtoWriter, traceId: string, traceState: string | null, kind: SpanData["kind"], spanId: string, parentSpanId: string | null, name: string, shared: SharedAttributes | undefined): number {
+function spanHead(w: ProtoWriter, traceId: string, traceState: string | null, kind: SpanData["kind"], spanId: string, parentSpanId: string | null, name: string): number {
   const m = w.begin(2);
   w.hexBytes(1, traceId); // trace_id (bytes, 16)
   w.hexBytes(2, spanId); // span_id (bytes, 8)
@@ -162,7 +162,7 @@ export class ProtobufSpanOut implements SpanOut {
 
   begin(trace: FinishedTrace, kind: SpanData["kind"], spanId: string, parentSpanId: string | null, name: string, startMs: number, endMs: number, shared: SharedAttributes | undefined): void {
     const w = (this.w = this.target());
-    this.message = spanHead(w, trace.traceId, trace.traceState, kind, spanId, parentSpanId, name, shared);
+    this.message = spanHead(w, trace.traceId, trace.traceState, kind, spanId, parentSpanId, name);
     w.fixed64Nanos(7, startMs);
     w.fixed64Nanos(8, endMs);
     if (shared) w.raw(sharedFields(shared));
