@@ -57,24 +57,31 @@ function exportersFor(mode: string): Exporter[] {
   return out;
 }
 
-/** What the pipeline does with a non-stream request's trail, n times; a turn of the event loop every 64. */
+/** What the pipeline does with a non-stream request's trail. */
+function request(hub: TelemetryHub, id: number): void {
+  const trail = new RequestTrail(hub, `bench-${id}`, "openai", headers);
+  trail.principal = principal;
+  trail.model = "gpt";
+  trail.requested(body);
+  trail.pool = "gpt";
+  trail.attempt(lane);
+  trail.attemptEnded(200, undefined);
+  trail.usage(usage, 42);
+  trail.answered(200, "ok");
+}
+
+/** n requests; a turn of the event loop every 64. */
 async function requests(hub: TelemetryHub, n: number, from: number): Promise<void> {
   for (let i = 0; i < n; i++) {
-    const trail = new RequestTrail(hub, `bench-${from + i}`, "openai", headers);
-    trail.principal = principal;
-    trail.model = "gpt";
-    trail.requested(body);
-    trail.pool = "gpt";
-    trail.attempt(lane);
-    trail.attemptEnded(200, undefined);
-    trail.usage(usage, 42);
-    trail.answered(200, "ok");
+    request(hub, from + i);
     if (i % 64 === 63) await new Promise((resolve) => setImmediate(resolve));
   }
 }
 
+const newHub = () => new TelemetryHub(logger, undefined, { logger, registry: undefined as never, version: "bench", webhookDropped: { inc: () => {} } });
+
 async function mode(name: string): Promise<number> {
-  const hub = new TelemetryHub(logger, undefined, { logger, registry: undefined as never, version: "bench", webhookDropped: { inc: () => {} } });
+  const hub = newHub();
   await hub.swap(exportersFor(name));
   if (name === "trail") hub.active = true; // a trail with nowhere to go, as with the text access line alone
   await requests(hub, 50_000, 0); // warm-up: the JIT's tiers
@@ -89,19 +96,9 @@ async function mode(name: string): Promise<number> {
 
 function encoderMicros(): { perSpan: number; bytesPerSpan: number } {
   const spans: SpanData[] = [];
-  const hub = new TelemetryHub(logger, undefined, { logger, registry: undefined as never, version: "bench", webhookDropped: { inc: () => {} } });
+  const hub = newHub();
   void hub.swap([{ name: "capture", module: "capture", streams: ["traces"], span: (s) => void spans.push(s), flush: async () => {}, close: async () => {} }]);
-  for (let i = 0; spans.length < 512; i++) {
-    const trail = new RequestTrail(hub, `bench-${i}`, "openai", headers);
-    trail.principal = principal;
-    trail.model = "gpt";
-    trail.requested(body);
-    trail.pool = "gpt";
-    trail.attempt(lane);
-    trail.attemptEnded(200, undefined);
-    trail.usage(usage, 42);
-    trail.answered(200, "ok");
-  }
+  for (let i = 0; spans.length < 512; i++) request(hub, i);
   const writer = new ProtoWriter(512 * 1024);
   const encodeAll = () => {
     writer.reset();

@@ -141,8 +141,15 @@ interface LaneSets {
   /** The CLIENT span's: the lane, its upstream and model. */
   readonly client: SharedAttributes;
   readonly clientName: string;
-  /** The SERVER span's when this lane answered, by requested model. */
-  readonly server: Map<string, { readonly server: SharedAttributes; readonly serverName: string }>;
+  /** Both spans' sets when this lane answered, by requested model: what sharedAttributes answers. */
+  readonly server: Map<string, SpanSets>;
+}
+
+interface SpanSets {
+  readonly server: SharedAttributes;
+  readonly serverName: string;
+  readonly client: SharedAttributes;
+  readonly clientName: string;
 }
 
 const laneSets = new WeakMap<Lane, Map<string, LaneSets>>();
@@ -154,7 +161,7 @@ const MAX_SERVER_SETS = 256;
  * has alike, and the spans' names, built once and reused: an encoder copies their bytes instead of
  * encoding them per request. A lane is replaced with its config, and these with it.
  */
-function sharedAttributes(lane: Lane, ingress: string, operation: string, model: string) {
+function sharedAttributes(lane: Lane, ingress: string, operation: string, model: string): SpanSets {
   // By ingress protocol (which decides the operation), then by requested model: no key is built per request.
   let byIngress = laneSets.get(lane);
   if (byIngress === undefined) laneSets.set(lane, (byIngress = new Map()));
@@ -173,10 +180,15 @@ function sharedAttributes(lane: Lane, ingress: string, operation: string, model:
   let server = sets.server.get(model);
   if (server === undefined) {
     const provider = sets.client["gen_ai.provider.name"]!;
-    server = { server: Object.freeze({ "gen_ai.operation.name": operation, "gen_ai.request.model": model, "gen_ai.provider.name": provider, "gen_ai.response.model": lane.upstreamModel, "gateway.ingress_protocol": ingress }), serverName: `${operation} ${model}` };
+    server = {
+      server: Object.freeze({ "gen_ai.operation.name": operation, "gen_ai.request.model": model, "gen_ai.provider.name": provider, "gen_ai.response.model": lane.upstreamModel, "gateway.ingress_protocol": ingress }),
+      serverName: `${operation} ${model}`,
+      client: sets.client,
+      clientName: sets.clientName,
+    };
     if (sets.server.size < MAX_SERVER_SETS) sets.server.set(model, server);
   }
-  return { client: sets.client, clientName: sets.clientName, server: server.server, serverName: server.serverName };
+  return server;
 }
 
 /** The upstream's host and port, from the provider's base URL. */
