@@ -1,7 +1,7 @@
 // The data-plane load benchmark: direct to a local upstream imitation, through the floor proxy, through
 // the gateway, side by side and interleaved in one run. See bench/README.md.
 //
-//   npm run build && npx bun bench/dataplane.ts [--duration 5] [--warmup 1] [--probe 2] [--chunking first]
+//   npm run build && npx bun bench/dataplane.ts [--duration 5] [--warmup 1] [--settle 30] [--probe 2] [--chunking first]
 //                                              [--gateway dist/gateway] [--startup-runs 10] [--json-out FILE]
 //                                              [--scenarios same-nonstream,...] [--conns 1,64,256] [--protocols all]
 //                                              [--governance] [--oidc] [--telemetry] [--hooks] [--reps 3]
@@ -26,6 +26,7 @@ import { parseArgs } from "node:util";
 import { EventStreamReader } from "../src/transport/eventstream.ts";
 import { AWS, benchIssuer, exportYaml, GATEWAY_ENV, GOVERNANCE_ENV, GOVERNANCE_YAML, mintKey, oidcYaml, providersYaml } from "./gateway-config.ts";
 import { hookConfig } from "./hook-plugins.ts";
+import { cpuTicks, settle } from "./jit-settle.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
 const { values: opts } = parseArgs({
@@ -33,6 +34,8 @@ const { values: opts } = parseArgs({
   options: {
     duration: { type: "string", default: "5" },
     warmup: { type: "string", default: "1" },
+    /** At most this many seconds of load before a target's first run of a scenario, until its JIT is quiet (0: none). */
+    settle: { type: "string", default: "30" },
     probe: { type: "string", default: "2" },
     chunking: { type: "string", default: "first" },
     gateway: { type: "string", default: join(ROOT, "dist/gateway") },
@@ -81,6 +84,7 @@ const { values: opts } = parseArgs({
 const wholeSeconds = (value: string | undefined) => Math.max(1, Math.round(Number(value)));
 const DURATION = wholeSeconds(opts.duration);
 const WARMUP = wholeSeconds(opts.warmup);
+const SETTLE_MAX_S = Math.max(0, Math.round(Number(opts.settle)));
 const PROBE_SECS = Number(opts.probe);
 const STARTUP_RUNS = Number(opts["startup-runs"]);
 const REPS = Math.max(1, Math.round(Number(opts.reps)));
@@ -107,11 +111,6 @@ function run(cmd: string[], what: string): string {
   if (result.exitCode !== 0) throw new Error(`${what} failed (${cmd.join(" ")}):\n${result.stderr.toString()}`);
   return result.stdout.toString();
 }
-const cpuTicks = (pid: number) => {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" "); // fields[0] is field 3 (state)
-  return Number(fields[11]) + Number(fields[12]); // utime + stime (fields 14, 15)
-};
 const statusKb = (pid: number, key: "VmRSS" | "VmHWM") => Number(new RegExp(`${key}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? NaN);
 const mb = (kb: number) => round(kb / 1024, 1);
 /** Busy jiffies and total jiffies per core, from /proc/stat. */
@@ -697,6 +696,8 @@ interface RunResult {
   /** Cores' worth of CPU used during the run by processes outside the benchmark (a shared machine). */
   foreign_cpu?: number | null;
   attempts?: number;
+  /** Seconds of load before the first run of a (scenario, target) until its JIT compiler went quiet. */
+  settle_s?: number;
   /** The proxy's VmRSS and VmHWM (peak so far) right after the measured run. */
   proxy_rss_mb?: number | null;
   proxy_hwm_mb?: number | null;
@@ -881,6 +882,7 @@ ${providersYaml(upstreamAddress)}models:
   const probeSecs = CELLS.filter((c) => c.conns === 1).reduce((n, cell) => n + runsOf(cell, (s) => s.stream), 0) * PROBE_SECS;
   log(`${totalRuns} runs of ${WARMUP}+${DURATION} s and ${probeSecs} s of first-event probes: about ${Math.round((totalRuns * (WARMUP + DURATION + 0.6) + probeSecs) / 60 * 10) / 10} min`);
 
+  const settled = new Set<string>();
   /** One run: wrk warm-up, then the measured wrk run (and, for streams, the first-event probe). */
   async function measure(scenario: Scenario, cell: { conns: number; layout: Layout }, target: TargetName): Promise<RunResult> {
     const result: RunResult = { scenario: scenario.id, target, conns: cell.conns, layout: cell.layout };
@@ -892,6 +894,14 @@ ${providersYaml(upstreamAddress)}models:
     if (proxyPid && cell.layout === "shared") pin(proxyPid, LOAD_CORE);
     try {
       await startWrk(script, url, cell.conns, WARMUP).result;
+      // A target's first run of a scenario loads it until its JIT compiler is quiet (bench/jit-settle.ts).
+      const settleKey = `${scenario.id} ${target}`;
+      if (proxyPid && SETTLE_MAX_S > 0 && !settled.has(settleKey)) {
+        settled.add(settleKey);
+        const { seconds, jitShare } = await settle(proxyPid, (s) => startWrk(script, url, cell.conns, s).result, SETTLE_MAX_S);
+        result.settle_s = seconds;
+        if (jitShare > 0.01) log(`${settleKey}: JIT still ${Math.round(jitShare * 100)}% of the CPU after ${seconds} s of load`);
+      }
       const ours0 = ourTicks();
       const cores0 = coreTimes();
       const proxy0 = proxyPid ? cpuTicks(proxyPid) : 0;
