@@ -3,9 +3,9 @@
 import { createHash, X509Certificate } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { chromium, type Browser } from "playwright-core";
+import { aptInstall } from "./apt.ts";
 
 export const CHROMIUM = "/usr/bin/chromium";
-const INSTALL_TIMEOUT_MS = 10 * 60_000;
 
 // One install attempt per run, shared by every caller.
 let installing: Promise<string> | undefined;
@@ -18,24 +18,7 @@ export function ensureChromium(): Promise<string> {
 }
 
 async function install(): Promise<string> {
-  if (process.getuid?.() !== 0) {
-    throw new Error(`${CHROMIUM} is missing and this is not root: install Debian's chromium package (apt-get install chromium)`);
-  }
-  const end = Date.now() + INSTALL_TIMEOUT_MS;
-  for (const args of [["update", "-qq"], ["install", "-y", "-qq", "chromium"]]) {
-    const proc = Bun.spawn(["apt-get", ...args], {
-      env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
-      stdin: "ignore",
-      stdout: "pipe",
-      stderr: "pipe",
-    });
-    const timer = setTimeout(() => proc.kill("SIGKILL"), Math.max(0, end - Date.now()));
-    const [stderr] = await Promise.all([new Response(proc.stderr).text(), new Response(proc.stdout).text()]);
-    clearTimeout(timer);
-    if ((await proc.exited) !== 0) {
-      throw new Error(`apt-get ${args.join(" ")} failed (${proc.exitCode ?? proc.signalCode}, bound ${INSTALL_TIMEOUT_MS / 60_000} min): ${stderr.slice(-2000)}`);
-    }
-  }
+  await aptInstall("chromium", { recommends: true });
   if (!existsSync(CHROMIUM)) throw new Error(`apt-get installed chromium but ${CHROMIUM} is not there`);
   return CHROMIUM;
 }

@@ -4,11 +4,11 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
+import { aptInstall } from "./apt.ts";
 import { until } from "./until.ts";
 
 export const PROMETHEUS = "/usr/bin/prometheus";
 export const PROMTOOL = "/usr/bin/promtool";
-const INSTALL_TIMEOUT_MS = 10 * 60_000;
 
 let installing: Promise<void> | undefined;
 
@@ -20,15 +20,7 @@ export function ensurePrometheus(): Promise<void> {
 }
 
 async function install(): Promise<void> {
-  if (process.getuid?.() !== 0) throw new Error(`${PROMETHEUS} is missing and this is not root: install Debian's prometheus package (apt-get install prometheus)`);
-  const end = Date.now() + INSTALL_TIMEOUT_MS;
-  for (const args of [["update", "-qq"], ["install", "-y", "-qq", "--no-install-recommends", "prometheus"]]) {
-    const proc = Bun.spawn(["apt-get", ...args], { env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-    const timer = setTimeout(() => proc.kill("SIGKILL"), Math.max(0, end - Date.now()));
-    const [stderr] = await Promise.all([new Response(proc.stderr).text(), new Response(proc.stdout).text()]);
-    clearTimeout(timer);
-    if ((await proc.exited) !== 0) throw new Error(`apt-get ${args.join(" ")} failed (${proc.exitCode ?? proc.signalCode}, bound ${INSTALL_TIMEOUT_MS / 60_000} min): ${stderr.slice(-2000)}`);
-  }
+  await aptInstall("prometheus");
   if (!existsSync(PROMETHEUS) || !existsSync(PROMTOOL)) throw new Error(`apt-get installed prometheus but ${PROMETHEUS} or ${PROMTOOL} is not there`);
 }
 

@@ -1,0 +1,22 @@
+// The sqlite store's numbered migrations in PostgreSQL's dialect (design/replicas.md, "Boot"): the same
+// numbers, names, tables and columns, so a fleet's schema_migrations reads like a single process's. They
+// are derived from ../migrations.ts, never written twice, by the few rules the two dialects differ in;
+// a migration using anything else is refused here, at load, rather than half-applied to a fleet.
+import { MIGRATIONS, type Migration } from "../migrations.ts";
+
+/**
+ * sqlite -> PostgreSQL: STRICT tables are plain tables; INTEGER (sqlite's 64-bit integer: epoch
+ * milliseconds, token sums) is BIGINT; a row id sqlite assigns itself (`id INTEGER PRIMARY KEY`, written
+ * without a value) is BIGSERIAL. An audit `seq` is always written explicitly, so it stays a plain key.
+ */
+export function toPostgres(migration: Migration): Migration {
+  const sql = migration.sql
+    .replace(/\)\s*STRICT;/g, ");")
+    .replace(/\bid INTEGER PRIMARY KEY\b/g, "id BIGSERIAL PRIMARY KEY")
+    .replace(/\bINTEGER\b/g, "BIGINT");
+  const unknown = /\b(AUTOINCREMENT|WITHOUT ROWID|PRAGMA|BLOB|REAL|STRICT)\b/i.exec(sql);
+  if (unknown) throw new Error(`migration ${migration.version} (${migration.name}) uses ${unknown[1]}, which has no PostgreSQL rule in store/postgres/migrations.ts`);
+  return { ...migration, sql };
+}
+
+export const PG_MIGRATIONS: readonly Migration[] = MIGRATIONS.map(toPostgres);
