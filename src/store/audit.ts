@@ -20,10 +20,12 @@ export interface AuditStore {
   /** The newest entry, to continue the hash chain after a restart. */
   last(): Promise<AuditEntry | undefined>;
   /**
-   * Appends `entry` and runs `writes` (the change's own store writes, synchronous) in one transaction:
-   * either both are stored or neither is.
+   * Appends the entry `next` makes from the chain's head and runs `writes` (the change's own store writes,
+   * synchronous) in one transaction: either both are stored or neither is. Answers the stored entry.
+   * `head` is the head the caller holds; a store shared by a fleet reads the head itself under its lock
+   * instead (another replica may have appended since), so the chain stays one for the fleet.
    */
-  append(entry: AuditEntry, writes?: () => void): Promise<void>;
+  append(next: (head: AuditHead) => AuditEntry, writes: (() => void) | undefined, head: AuditHead): Promise<AuditEntry>;
   /** Up to `limit` entries with seq below `before` (all when absent), newest first. */
   page(limit: number, before?: number): Promise<AuditEntry[]>;
   /** Up to `limit` entries with seq above `after`, oldest first (verification walks the chain forward). */
@@ -39,12 +41,13 @@ export interface AuditStore {
   setHead(head: AuditHead): Promise<void>;
 }
 
-const COLUMNS = "seq, ts, action, resource, outcome, principal, credential, prev_hash, hash";
+export const AUDIT_COLUMNS = "seq, ts, action, resource, outcome, principal, credential, prev_hash, hash";
 /** Set once an anchor has been written, so a missing anchor file later is seen as removed, not as an old store. */
 const ANCHORED = "audit_head_anchored";
 /** The meta row of recordedHead(). */
-const RECORDED = "audit_head";
-const RECORDED_NAME = "store's own record (meta row audit_head)";
+/** The meta row of recordedHead(), written in each append's transaction (the postgres store keeps it too). */
+export const RECORDED = "audit_head";
+export const RECORDED_NAME = "store's own record (meta row audit_head)";
 
 export class SqliteAuditStore implements AuditStore {
   constructor(
@@ -54,17 +57,19 @@ export class SqliteAuditStore implements AuditStore {
   ) {}
 
   async last(): Promise<AuditEntry | undefined> {
-    return (this.db.query(`SELECT ${COLUMNS} FROM audit ORDER BY seq DESC LIMIT 1`).get() as AuditEntry | null) ?? undefined;
+    return (this.db.query(`SELECT ${AUDIT_COLUMNS} FROM audit ORDER BY seq DESC LIMIT 1`).get() as AuditEntry | null) ?? undefined;
   }
 
-  async append(entry: AuditEntry, writes?: () => void): Promise<void> {
-    const insert = this.db.query(`INSERT INTO audit (${COLUMNS}) VALUES ($seq, $ts, $action, $resource, $outcome, $principal, $credential, $prev_hash, $hash)`);
+  async append(next: (head: AuditHead) => AuditEntry, writes: (() => void) | undefined, head: AuditHead): Promise<AuditEntry> {
+    const entry = next(head);
+    const insert = this.db.query(`INSERT INTO audit (${AUDIT_COLUMNS}) VALUES ($seq, $ts, $action, $resource, $outcome, $principal, $credential, $prev_hash, $hash)`);
     const record = this.db.query("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value");
     this.db.transaction(() => {
       insert.run({ ...entry });
       record.run(RECORDED, headText(entry));
       writes?.();
     })();
+    return entry;
   }
 
   async recordedHead(): Promise<HeadRead> {
@@ -73,11 +78,11 @@ export class SqliteAuditStore implements AuditStore {
   }
 
   async page(limit: number, before?: number): Promise<AuditEntry[]> {
-    return this.db.query(`SELECT ${COLUMNS} FROM audit WHERE seq < $before ORDER BY seq DESC LIMIT $limit`).all({ before: before ?? Number.MAX_SAFE_INTEGER, limit }) as AuditEntry[];
+    return this.db.query(`SELECT ${AUDIT_COLUMNS} FROM audit WHERE seq < $before ORDER BY seq DESC LIMIT $limit`).all({ before: before ?? Number.MAX_SAFE_INTEGER, limit }) as AuditEntry[];
   }
 
   async forward(after: number, limit: number): Promise<AuditEntry[]> {
-    return this.db.query(`SELECT ${COLUMNS} FROM audit WHERE seq > $after ORDER BY seq LIMIT $limit`).all({ after, limit }) as AuditEntry[];
+    return this.db.query(`SELECT ${AUDIT_COLUMNS} FROM audit WHERE seq > $after ORDER BY seq LIMIT $limit`).all({ after, limit }) as AuditEntry[];
   }
 
   async head(): Promise<HeadRead> {

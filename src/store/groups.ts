@@ -30,7 +30,8 @@ export interface GroupStore {
   delete(name: string): void;
 }
 
-interface GroupRow {
+/** A groups row as sqlite and postgres both answer it (postgres's BIGINTs made numbers first). */
+export interface GroupRow {
   name: string;
   parent: string | null;
   enabled: number;
@@ -39,19 +40,21 @@ interface GroupRow {
   created_at: number;
 }
 
+export const groupFromRow = (row: GroupRow): GroupRecord => ({
+  name: row.name,
+  parent: row.parent,
+  enabled: row.enabled === 1,
+  limits: jsonColumn<Limit[]>("groups", row.name, "limits", row.limits, isLimits, "a list of limits"),
+  child_default: row.child_default === null ? null : jsonColumn<Limit[]>("groups", row.name, "child_default", row.child_default, isLimits, "a list of limits"),
+  createdAt: row.created_at,
+});
+
 export class SqliteGroupStore implements GroupStore {
   constructor(private readonly db: Database) {}
 
   async all(): Promise<GroupRecord[]> {
     const rows = this.db.query("SELECT name, parent, enabled, limits, child_default, created_at FROM groups ORDER BY created_at, name").all() as GroupRow[];
-    return rows.map((row) => ({
-      name: row.name,
-      parent: row.parent,
-      enabled: row.enabled === 1,
-      limits: jsonColumn<Limit[]>("groups", row.name, "limits", row.limits, isLimits, "a list of limits"),
-      child_default: row.child_default === null ? null : jsonColumn<Limit[]>("groups", row.name, "child_default", row.child_default, isLimits, "a list of limits"),
-      createdAt: row.created_at,
-    }));
+    return rows.map(groupFromRow);
   }
 
   insert(group: GroupRecord): void {

@@ -47,7 +47,8 @@ export interface KeyStore {
   page(query: KeyPageQuery): Promise<KeyRecord[]>;
 }
 
-interface KeyRow {
+/** A keys row as sqlite and postgres both answer it (postgres's BIGINTs made numbers first). */
+export interface KeyRow {
   id: string;
   name: string;
   subject: string;
@@ -63,7 +64,7 @@ interface KeyRow {
   aws_access_key_id: string | null;
 }
 
-const fromRow = (row: KeyRow): KeyRecord => ({
+export const keyFromRow = (row: KeyRow): KeyRecord => ({
   id: row.id,
   name: row.name,
   subject: row.subject,
@@ -79,7 +80,7 @@ const fromRow = (row: KeyRow): KeyRecord => ({
   awsAccessKeyId: row.aws_access_key_id,
 });
 
-const toParams = (r: KeyRecord) => ({
+export const keyParams = (r: KeyRecord) => ({
   id: r.id,
   name: r.name,
   subject: r.subject,
@@ -95,19 +96,19 @@ const toParams = (r: KeyRecord) => ({
   aws_access_key_id: r.awsAccessKeyId,
 });
 
-const COLUMNS = "id, name, subject, token_hash, allowed_pools, group_name, labels, enabled, created_at, expires_at, revoked_at, deleted_at, aws_access_key_id";
+export const KEY_COLUMNS = "id, name, subject, token_hash, allowed_pools, group_name, labels, enabled, created_at, expires_at, revoked_at, deleted_at, aws_access_key_id";
 
 export class SqliteKeyStore implements KeyStore {
   constructor(private readonly db: Database) {}
 
   async all(): Promise<KeyRecord[]> {
-    return (this.db.query(`SELECT ${COLUMNS} FROM keys ORDER BY created_at, id`).all() as KeyRow[]).map(fromRow);
+    return (this.db.query(`SELECT ${KEY_COLUMNS} FROM keys ORDER BY created_at, id`).all() as KeyRow[]).map(keyFromRow);
   }
 
   insert(record: KeyRecord): void {
     this.db
-      .query(`INSERT INTO keys (${COLUMNS}) VALUES ($id, $name, $subject, $token_hash, $allowed_pools, $group_name, $labels, $enabled, $created_at, $expires_at, $revoked_at, $deleted_at, $aws_access_key_id)`)
-      .run(toParams(record));
+      .query(`INSERT INTO keys (${KEY_COLUMNS}) VALUES ($id, $name, $subject, $token_hash, $allowed_pools, $group_name, $labels, $enabled, $created_at, $expires_at, $revoked_at, $deleted_at, $aws_access_key_id)`)
+      .run(keyParams(record));
   }
 
   update(record: KeyRecord): void {
@@ -116,15 +117,15 @@ export class SqliteKeyStore implements KeyStore {
         `UPDATE keys SET name = $name, subject = $subject, token_hash = $token_hash, allowed_pools = $allowed_pools, group_name = $group_name, labels = $labels,
          enabled = $enabled, created_at = $created_at, expires_at = $expires_at, revoked_at = $revoked_at, deleted_at = $deleted_at, aws_access_key_id = $aws_access_key_id WHERE id = $id`,
       )
-      .run(toParams(record));
+      .run(keyParams(record));
   }
 
   async page(query: KeyPageQuery): Promise<KeyRecord[]> {
     const tombstoned = query.includeTombstoned ? "" : "AND deleted_at IS NULL";
     const after = query.after ?? { createdAt: -1, id: "" };
     const rows = this.db
-      .query(`SELECT ${COLUMNS} FROM keys WHERE (created_at > $created_at OR (created_at = $created_at AND id > $id)) ${tombstoned} ORDER BY created_at, id LIMIT $limit`)
+      .query(`SELECT ${KEY_COLUMNS} FROM keys WHERE (created_at > $created_at OR (created_at = $created_at AND id > $id)) ${tombstoned} ORDER BY created_at, id LIMIT $limit`)
       .all({ created_at: after.createdAt, id: after.id, limit: query.limit }) as KeyRow[];
-    return rows.map(fromRow);
+    return rows.map(keyFromRow);
   }
 }

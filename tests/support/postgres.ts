@@ -5,7 +5,9 @@
 import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
+import { afterAll, beforeAll } from "bun:test";
 import { aptInstall } from "./apt.ts";
+import { tempDir } from "./temp.ts";
 import { until } from "./until.ts";
 
 const PG_ROOT = "/usr/lib/postgresql";
@@ -164,5 +166,20 @@ export async function startPostgres(opts: { dir: string }): Promise<RunningPostg
     },
     stop,
     start,
+  };
+}
+
+/** One server for a test file: started before its tests (installing PostgreSQL if need be), stopped after. */
+export function usePostgres(prefix: string): () => RunningPostgres {
+  let pg: RunningPostgres | undefined;
+  beforeAll(async () => {
+    pg = await startPostgres({ dir: tempDir(prefix) });
+  }, 11 * 60_000);
+  afterAll(async () => {
+    await pg?.stop();
+  });
+  return () => {
+    if (!pg) throw new Error("the PostgreSQL server did not start (see beforeAll)");
+    return pg;
   };
 }

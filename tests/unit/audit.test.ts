@@ -59,7 +59,7 @@ describe("head anchor", () => {
     const [third] = await audit.forward(2, 1);
     const forged = { ...third!, resource: "thing:b" };
     store.database.run("DELETE FROM audit WHERE seq = 3");
-    await audit.append({ ...forged, hash: auditHash(forged) });
+    await audit.append(() => ({ ...forged, hash: auditHash(forged) }), undefined, { seq: 2, hash: forged.prev_hash });
     expect(await verifyAudit(audit)).toMatchObject({ ok: false, first_bad_seq: 3, reason: expect.stringContaining("rewritten") });
 
     writeFileSync(`${path}.audit-head`, "not json");
