@@ -225,12 +225,14 @@ export class AuditLog implements AuditSink {
   }
 
   async #append(record: AuditRecord, writes?: () => void): Promise<void> {
-    const head = await this.#loadHead();
     const credential = record.credential ?? auditScope.getStore()?.credential ?? null;
-    const unhashed = { seq: head.seq + 1, ts: Math.floor(this.now() / 1000), action: record.action, resource: record.resource, outcome: record.outcome, principal: record.principal, credential, prev_hash: head.hash };
-    const entry: AuditEntry = { ...unhashed, hash: auditHash(unhashed) };
+    const ts = Math.floor(this.now() / 1000);
+    const next = (head: AuditHead): AuditEntry => {
+      const unhashed = { seq: head.seq + 1, ts, action: record.action, resource: record.resource, outcome: record.outcome, principal: record.principal, credential, prev_hash: head.hash };
+      return { ...unhashed, hash: auditHash(unhashed) };
+    };
     // Throws with nothing stored (the transaction rolled back): the head stays, so no seq is skipped.
-    await this.store.append(entry, writes);
+    const entry = await this.store.append(next, writes, await this.#loadHead());
     this.#head = { seq: entry.seq, hash: entry.hash };
     await this.#anchor(this.#head);
   }

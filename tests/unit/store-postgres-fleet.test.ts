@@ -4,9 +4,11 @@
 import { describe, expect, test } from "bun:test";
 import { AuditLog, verifyAudit } from "../../src/governance/audit.ts";
 import type { KeyRecord } from "../../src/store/keys.ts";
+import type { LedgerRow } from "../../src/store/ledger.ts";
 import { PgAuditStore } from "../../src/store/postgres/audit.ts";
 import { PgGroupStore } from "../../src/store/postgres/groups.ts";
 import { PgKeyStore } from "../../src/store/postgres/keys.ts";
+import { PgLedgerStore } from "../../src/store/postgres/ledger.ts";
 import { PostgresStore } from "../../src/store/postgres/store.ts";
 import { usePostgres } from "../support/postgres.ts";
 
@@ -130,6 +132,32 @@ describe("postgres fleet store", () => {
       expect(await a!.keys.all()).toEqual([]);
     } finally {
       await a!.store.close();
+    }
+  }, 60_000);
+});
+
+describe("postgres fleet ledger", () => {
+  const row = (over: Partial<LedgerRow>): LedgerRow => ({ ts: 1_800_000_000_000, key_id: "k-1", group_name: "team-a", pool: "default", model: "gpt", requests: 1, input: 10, output: 5, cache_read: 0, cache_creation: 0, ...over });
+
+  test("batches from every replica sum the same on each, filtered as sqlite's are", async () => {
+    const fleet = await replicas("ledger", 3);
+    try {
+      const ledgers = fleet.map((r) => new PgLedgerStore(r.store.sql));
+      await Promise.all(ledgers.map((l, i) => l.append(Array.from({ length: 50 }, (_, j) => row({ ts: 1_800_000_000_000 + j * 1000, key_id: `k-${j % 2}`, model: i === 0 ? "gpt" : "claude", input: 2 ** 33 + j, group_name: j % 5 === 0 ? null : "team-a" })))));
+      const all = await ledgers[0]!.sums({});
+      for (const l of ledgers.slice(1)) expect(await l.sums({})).toEqual(all);
+      const total = all.reduce((n, s) => n + s.requests, 0);
+      expect(total).toBe(150);
+      // Sums past 2^32 come back exact, as numbers.
+      const k0gpt = all.find((s) => s.key_id === "k-0" && s.model === "gpt")!;
+      expect(k0gpt.input).toBe(Array.from({ length: 25 }, (_, j) => 2 ** 33 + 2 * j).reduce((a, b) => a + b, 0));
+      expect(typeof k0gpt.input).toBe("number");
+      expect((await ledgers[1]!.sums({ key: "k-1", from: 1_800_000_010_000, to: 1_800_000_020_000 })).reduce((n, s) => n + s.requests, 0)).toBe(15);
+      expect((await ledgers[2]!.sums({ groups: ["team-a"] })).reduce((n, s) => n + s.requests, 0)).toBe(120);
+      expect(await ledgers[2]!.sums({ groups: [] })).toEqual([]);
+      expect(await ledgers[2]!.sums({ pool: "other" })).toEqual([]);
+    } finally {
+      await Promise.all(fleet.map((r) => r.store.close()));
     }
   }, 60_000);
 });
