@@ -16,8 +16,7 @@ import { RoutingState } from "./routing/state.ts";
 import { laneStates } from "./routing/views.ts";
 import { dataPlaneMetrics } from "./telemetry/metrics.ts";
 import { buildGovernance } from "./governance/index.ts";
-import type { SqliteStore } from "./store/sqlite.ts";
-import { auditHeadPath } from "./store/audit-head.ts";
+import type { StoreSet } from "./store/set.ts";
 import type { KeyRecord } from "./store/keys.ts";
 import { buildGroupGovernance, type GroupGovernance } from "./governance/group-services.ts";
 import type { KeyInfo } from "./governance/usage.ts";
@@ -30,7 +29,8 @@ import type { RequestRecord } from "./telemetry/records.ts";
 
 /** The governance services (keys, audit, auth cache) are built here from the store, not passed in. */
 export type AppDeps = Omit<AdminDeps, "keys" | "authCache" | "audit" | "store" | "groups" | "usage" | "hookRuntime" | "telemetry"> & {
-  readonly store: SqliteStore;
+  /** The open store's concerns (store/set.ts); `store` of AdminDeps is its `store`. */
+  readonly stores: StoreSet;
   readonly hookLoader?: HookModuleLoader;
   /** `text`: an access line per model request on stderr. */
   readonly logFormat?: "json" | "text";
@@ -39,15 +39,14 @@ export type AppDeps = Omit<AdminDeps, "keys" | "authCache" | "audit" | "store" |
 export async function buildApps(deps: AppDeps, random: () => number = Math.random) {
   let grouped: GroupGovernance | undefined;
   const governance = buildGovernance({
-    database: deps.store.database,
+    stores: deps.stores,
     holder: deps.holder,
     now: deps.now,
-    auditHeadPath: auditHeadPath(deps.store.path),
     logger: deps.logger,
     // Called while governance is built; the registry callbacks run later, once it exists.
     groups: (audit) =>
       (grouped = buildGroupGovernance({
-        database: deps.store.database,
+        stores: deps.stores,
         holder: deps.holder,
         logger: deps.logger,
         now: deps.now,
@@ -74,7 +73,7 @@ export async function buildApps(deps: AppDeps, random: () => number = Math.rando
   const telemetry = new TelemetryHub(deps.logger, requestLine, { logger: deps.logger, registry: metrics.registry, version: VERSION, webhookDropped: metrics.webhookLogsDropped.at() });
   // The boot's exporters start before the first request; one that cannot (a taken port) stops the boot.
   await telemetry.swap(await telemetry.build(deps.holder.current.export));
-  const adminDeps: AdminDeps = { ...deps, telemetry, keys: governance.keys, authCache: governance.cache, identity: governance.identity, audit: governance.audit, groups: groups.groups, usage: groups.usage, hookRuntime: hooks };
+  const adminDeps: AdminDeps = { ...deps, store: deps.stores.store, telemetry, keys: governance.keys, authCache: governance.cache, identity: governance.identity, audit: governance.audit, groups: groups.groups, usage: groups.usage, hookRuntime: hooks };
   groups.usage.registerMetrics(metrics.registry, () => deps.holder.current.auth.chain.includes("keys"));
   // Started by the boot (main.ts), so apps built in tests run no timers.
   const health = new HealthProber(() => deps.holder.current, routing, laneProbe(deps.holder), deps.logger);

@@ -16,8 +16,7 @@ import { overlaySettings, readOverlay, stageOverlay, type OverlaySettings } from
 import { ConfigHolder, type Snapshot } from "./config/snapshot.ts";
 import { listenerAddress, startListener } from "./http/serve.ts";
 import { SqliteStore, StoreOpenError } from "./store/sqlite.ts";
-import { SqliteAuditStore } from "./store/audit.ts";
-import { auditHeadPath } from "./store/audit-head.ts";
+import { sqliteStores } from "./store/set.ts";
 import { markRunning, markStopped, markUnsaved, takeUnsaved } from "./store/ledger.ts";
 import { METERING_AT_RISK_MS } from "./governance/metering.ts";
 import { verifyAudit } from "./governance/audit.ts";
@@ -142,7 +141,7 @@ async function verifyAuditCommand(result: LoadResult, source: string): Promise<n
     return 1;
   }
   try {
-    const verdict = await verifyAudit(new SqliteAuditStore(store.database, auditHeadPath(store.path)));
+    const verdict = await verifyAudit(sqliteStores(store).audit);
     if (verdict.ok) return out(`audit log intact: ${verdict.checked} entries checked`), 0;
     process.stderr.write(`audit log broken at entry ${verdict.first_bad_seq}: ${verdict.reason} (${verdict.checked} entries before it are intact)\n`);
     return 1;
@@ -198,7 +197,7 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
     }
     // Signed plugins (tar reader, ed25519) load on the first hook that names one: a static import cost every start ~2 ms.
     const hookLoader: HookModuleLoader = async (ref) => (await import("./plugins/index.ts")).hookModuleLoader(holder)(ref);
-    apps = await buildApps({ holder, store, logger, now: Date.now, startedAt, env, lifecycle, restart, hookLoader, logFormat });
+    apps = await buildApps({ holder, stores: sqliteStores(store), logger, now: Date.now, startedAt, env, lifecycle, restart, hookLoader, logFormat });
   } catch (error) {
     if (error instanceof HooksNotLoaded) {
       logger.error("hooks cannot be loaded; not starting", { source, error: error.message });

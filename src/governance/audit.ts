@@ -189,6 +189,14 @@ export class AuditLog implements AuditSink {
     });
   }
 
+  /**
+   * Runs `step` in turn with every audited mutation: a reload of what other replicas changed
+   * (fleet-sync.ts) reads and installs without a local change landing in between and being undone.
+   */
+  exclusive<T>(step: () => Promise<T>): Promise<T> {
+    return this.#serial(step);
+  }
+
   /** Newest first, below `before` (GET /audit). Waits for appends already under way. */
   async page(limit: number, before?: number): Promise<AuditEntry[]> {
     await this.#tail;

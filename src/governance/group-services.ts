@@ -1,9 +1,8 @@
-// Groups, limits, metering and usage over one database: built once per process by app.ts. The keys'
+// Groups, limits, metering and usage over one store: built once per process by app.ts. The keys'
 // side (audit log, key registry) comes in as callbacks, so neither half builds the other.
-import type { Database } from "bun:sqlite";
 import type { ConfigHolder } from "../config/snapshot.ts";
-import { SqliteGroupStore } from "../store/groups.ts";
-import { SqliteLedgerStore } from "../store/ledger.ts";
+import type { GroupStore } from "../store/groups.ts";
+import type { LedgerStore } from "../store/ledger.ts";
 import type { Logger } from "../telemetry/logger.ts";
 import { GroupService } from "./groups.ts";
 import { LimitEngine } from "./limits.ts";
@@ -12,7 +11,8 @@ import type { AuditSink } from "./types.ts";
 import { UsageService, type KeyLookup } from "./usage.ts";
 
 export interface GroupGovernanceDeps {
-  readonly database: Database;
+  /** The store's groups and ledger (store/set.ts). */
+  readonly stores: { readonly groups: GroupStore; readonly ledger: LedgerStore };
   readonly holder: ConfigHolder;
   readonly logger: Logger;
   /** Epoch milliseconds. */
@@ -33,10 +33,10 @@ export interface GroupGovernance {
 }
 
 export function buildGroupGovernance(deps: GroupGovernanceDeps): GroupGovernance {
-  const { database, holder, logger, now } = deps;
-  const groups = new GroupService({ holder, store: new SqliteGroupStore(database), audit: deps.audit, logger, now, hasBoundKeys: deps.hasBoundKeys });
+  const { stores, holder, logger, now } = deps;
+  const groups = new GroupService({ holder, store: stores.groups, audit: deps.audit, logger, now, hasBoundKeys: deps.hasBoundKeys });
   const limits = new LimitEngine(now, () => groups.tree());
-  const ledger = new SqliteLedgerStore(database);
+  const ledger = stores.ledger;
   // Boot-scoped, as the whole `store` block is.
   const settings = holder.current.config.store?.settings;
   const metering = new Metering({ holder, limits, ledger, logger, now, onUnavailable: settings?.on_unavailable, maxUnsavedRows: settings?.max_unsaved_rows });

@@ -47,8 +47,11 @@ export class GroupService implements GroupResolver {
     this.#deps = deps;
   }
 
+  /** The API groups from the store, replacing those held (boot, and a reload of another replica's changes). */
   async load(): Promise<void> {
-    for (const record of await this.#deps.store.all()) this.#api.set(record.name, record);
+    const records = await this.#deps.store.all();
+    this.#api.clear();
+    for (const record of records) this.#api.set(record.name, record);
     this.#builtFrom = undefined;
   }
 

@@ -1,12 +1,11 @@
-// Governance's services over one database: the key registry and service, the audit log, the ingress
+// Governance's services over one store: the key registry and service, the audit log, the ingress
 // chain's decision cache and key checks. Built once per process by app.ts.
-import type { Database } from "bun:sqlite";
 import { CredentialCache } from "../auth/credential-cache.ts";
 import { IngressAuth } from "../auth/ingress-chain.ts";
 import type { ConfigHolder } from "../config/snapshot.ts";
 import type { Logger } from "../telemetry/logger.ts";
-import { SqliteAuditStore } from "../store/audit.ts";
-import { SqliteKeyStore } from "../store/keys.ts";
+import type { AuditStore } from "../store/audit.ts";
+import type { KeyStore } from "../store/keys.ts";
 import { AuditLog } from "./audit.ts";
 import { RegistryKeyAuthenticator } from "./key-auth.ts";
 import { KeyRegistry } from "./key-registry.ts";
@@ -15,14 +14,13 @@ import { IdentityService } from "../identity/service.ts";
 import type { AuditSink, GroupResolver } from "./types.ts";
 
 export interface GovernanceDeps {
-  readonly database: Database;
+  /** The store's audit and keys (store/set.ts). */
+  readonly stores: { readonly audit: AuditStore; readonly keys: KeyStore };
   readonly holder: ConfigHolder;
   /** Epoch milliseconds. */
   readonly now: () => number;
   /** The mint rules' groups, given the audit log they record `group.create` in. */
   readonly groups?: (audit: AuditSink) => GroupResolver;
-  /** The audit head anchor's file (store/audit-head.ts); absent for an in-memory store. */
-  readonly auditHeadPath?: string;
   readonly logger?: Logger;
 }
 
@@ -39,11 +37,11 @@ export interface Governance {
 }
 
 export function buildGovernance(deps: GovernanceDeps): Governance {
-  const audit = new AuditLog(new SqliteAuditStore(deps.database, deps.auditHeadPath), deps.now, deps.logger);
+  const audit = new AuditLog(deps.stores.audit, deps.now, deps.logger);
   const registry = new KeyRegistry();
   const groupResolver = deps.groups?.(audit);
   const keys = new KeyService({
-    store: new SqliteKeyStore(deps.database),
+    store: deps.stores.keys,
     registry,
     audit,
     groups: groupResolver,

@@ -6,6 +6,7 @@
 import type { SQL } from "bun";
 import { headText, parseHead, type AuditHead, type HeadRead } from "../audit-head.ts";
 import { AUDIT_COLUMNS, RECORDED, RECORDED_NAME, type AuditEntry, type AuditStore } from "../audit.ts";
+import { CHANGES_CHANNEL } from "./changes.ts";
 import { collectWrites, numbers } from "./writes.ts";
 
 /** pg_advisory_xact_lock key serializing appends (any fixed number; the schema's tables are the fleet's). */
@@ -14,7 +15,11 @@ const APPEND_LOCK = 0x6761_7564_6974n; // "gaudit"
 const entryOf = (row: AuditEntry) => numbers(row, ["seq", "ts"]);
 
 export class PgAuditStore implements AuditStore {
-  constructor(private readonly sql: SQL) {}
+  constructor(
+    private readonly sql: SQL,
+    /** This replica's id: an applied change is announced to the others (changes.ts) as `<replica> <resource>`. */
+    private readonly replicaId?: string,
+  ) {}
 
   async last(): Promise<AuditEntry | undefined> {
     const [row] = await this.sql.unsafe(`SELECT ${AUDIT_COLUMNS} FROM audit ORDER BY seq DESC LIMIT 1`);
@@ -37,6 +42,8 @@ export class PgAuditStore implements AuditStore {
         VALUES (${entry.seq}, ${entry.ts}, ${entry.action}, ${entry.resource}, ${entry.outcome}, ${entry.principal}, ${entry.credential}, ${entry.prev_hash}, ${entry.hash})`;
       await tx`INSERT INTO meta (key, value) VALUES (${RECORDED}, ${headText(entry)}) ON CONFLICT (key) DO UPDATE SET value = excluded.value`;
       for (const statement of statements) await statement(tx);
+      // Delivered at commit, and only then: a rolled-back change announces nothing.
+      if (this.replicaId !== undefined && entry.outcome === "applied") await tx`SELECT pg_notify(${CHANGES_CHANNEL}, ${`${this.replicaId} ${entry.resource}`})`;
       return entry;
     });
   }

@@ -1,0 +1,60 @@
+// Keeping a replica's keys and groups in step with the fleet's store (design/replicas.md, "What the fleet
+// shares"): what another replica changed is reloaded as soon as its notification arrives (within a
+// second of the other's answer), and everything every `reconcileMs` and after the listening connection
+// came back (notifications sent meanwhile are lost). A reload runs in turn with this replica's own
+// audited mutations (AuditLog.exclusive), so a local change never lands between its read and its install.
+import type { Logger } from "../telemetry/logger.ts";
+import type { AuditLog } from "./audit.ts";
+import type { GroupService } from "./groups.ts";
+import type { KeyService } from "./keys.ts";
+
+export interface FleetSyncDeps {
+  readonly audit: AuditLog;
+  readonly keys: KeyService;
+  readonly groups: GroupService;
+  readonly logger: Pick<Logger, "warn">;
+  readonly reconcileMs?: number;
+}
+
+export class FleetSync {
+  #timer: ReturnType<typeof setInterval> | undefined;
+  #running: Promise<void> = Promise.resolve();
+
+  constructor(private readonly deps: FleetSyncDeps) {}
+
+  /** Resources other replicas changed (`key:<id>`, `group:<name>`, ...): what they belong to is reloaded. */
+  changed(resources: readonly string[]): Promise<void> {
+    const keys = resources.some((r) => r.startsWith("key:"));
+    // A group change can come with its keys (a mint that provisions its group).
+    const groups = resources.some((r) => r.startsWith("group:"));
+    return this.#reload(keys, groups);
+  }
+
+  /** Everything, whatever was missed. */
+  reconcile(): Promise<void> {
+    return this.#reload(true, true);
+  }
+
+  start(): void {
+    this.#timer ??= setInterval(() => void this.reconcile(), this.deps.reconcileMs ?? 10_000);
+    this.#timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
+  #reload(keys: boolean, groups: boolean): Promise<void> {
+    if (!keys && !groups) return this.#running;
+    const run = this.#running.then(() =>
+      this.deps.audit.exclusive(async () => {
+        if (groups) await this.deps.groups.load();
+        if (keys) await this.deps.keys.load();
+      }),
+    );
+    // A failed reload (the store down) is retried by the next change or reconcile; it never wedges them.
+    this.#running = run.catch((error: unknown) => this.deps.logger.warn("could not reload the fleet's keys and groups; serving what is held", { error: error instanceof Error ? error.message : String(error) }));
+    return this.#running;
+  }
+}

@@ -1,0 +1,34 @@
+// One store's concerns as governance uses them: the interfaces of keys, groups, ledger and audit, built
+// over the configured database. The boot opens a store and hands governance its set, so nothing above
+// src/store knows which database keeps the rows (architecture principle 11).
+import type { AuditStore } from "./audit.ts";
+import { SqliteAuditStore } from "./audit.ts";
+import { auditHeadPath } from "./audit-head.ts";
+import type { GroupStore } from "./groups.ts";
+import { SqliteGroupStore } from "./groups.ts";
+import type { KeyStore } from "./keys.ts";
+import { SqliteKeyStore } from "./keys.ts";
+import type { LedgerStore } from "./ledger.ts";
+import { SqliteLedgerStore } from "./ledger.ts";
+import type { SqliteStore } from "./sqlite.ts";
+import type { Store } from "./store.ts";
+
+export interface StoreSet {
+  /** Migrations, meta, close. */
+  readonly store: Store;
+  readonly audit: AuditStore;
+  readonly keys: KeyStore;
+  readonly groups: GroupStore;
+  readonly ledger: LedgerStore;
+}
+
+/** The embedded store's set; its audit head anchor sits beside the file (none for :memory:). */
+export function sqliteStores(store: SqliteStore): StoreSet {
+  return {
+    store,
+    audit: new SqliteAuditStore(store.database, auditHeadPath(store.path)),
+    keys: new SqliteKeyStore(store.database),
+    groups: new SqliteGroupStore(store.database),
+    ledger: new SqliteLedgerStore(store.database),
+  };
+}
