@@ -65,7 +65,9 @@ function typeOf(s: TSchema, nested = false): string {
 }
 
 function defaultOf(s: TSchema, required: boolean): string {
-  if (s.default !== undefined) return code(typeof s.default === "string" ? s.default : JSON.stringify(s.default));
+  // x-default: a default resolve.ts applies rather than the schema (store.settings: each module's own).
+  const value = s.default ?? s["x-default"];
+  if (value !== undefined) return code(typeof value === "string" ? value : JSON.stringify(value));
   return required ? "required" : "—";
 }
 

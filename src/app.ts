@@ -19,6 +19,7 @@ import { buildGovernance } from "./governance/index.ts";
 import type { StoreSet } from "./store/set.ts";
 import type { KeyRecord } from "./store/keys.ts";
 import { buildGroupGovernance, type GroupGovernance } from "./governance/group-services.ts";
+import { FleetSync } from "./governance/fleet-sync.ts";
 import type { KeyInfo } from "./governance/usage.ts";
 import { HookRuntime, HooksNotLoaded } from "./hooks/runtime.ts";
 import type { HookModuleLoader } from "./hooks/types.ts";
@@ -34,6 +35,8 @@ export type AppDeps = Omit<AdminDeps, "keys" | "authCache" | "audit" | "store" |
   readonly hookLoader?: HookModuleLoader;
   /** `text`: an access line per model request on stderr. */
   readonly logFormat?: "json" | "text";
+  /** A fleet's store: keys and groups other replicas change are reloaded (the boot starts its listener). */
+  readonly fleet?: boolean;
 };
 
 export async function buildApps(deps: AppDeps, random: () => number = Math.random) {
@@ -90,7 +93,8 @@ export async function buildApps(deps: AppDeps, random: () => number = Math.rando
   // SIGHUP's reload (main.ts): POST /config/reload's audited change, with the signal as its principal.
   // Loaded with the admin router (admin/router.ts), not at start.
   const reloadFile: ReloadFile = async (principal, refused) => (await import("./admin/config-changes.ts")).reloadConfigFile(adminDeps, principal, undefined, refused);
-  return { data, admin, warm, routing, health, metering: groups.metering, reloadFile, hooks, telemetry };
+  const fleetSync = deps.fleet ? new FleetSync({ audit: governance.audit, keys: governance.keys, groups: groups.groups, logger: deps.logger }) : undefined;
+  return { data, admin, warm, routing, health, metering: groups.metering, reloadFile, hooks, telemetry, fleetSync };
 }
 
 /** A browser origin the data plane does not serve: 403 in the path's protocol shape where it has one. */

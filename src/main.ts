@@ -17,7 +17,8 @@ import { ConfigHolder, type Snapshot } from "./config/snapshot.ts";
 import { listenerAddress, startListener } from "./http/serve.ts";
 import { SqliteStore, StoreOpenError } from "./store/sqlite.ts";
 import { sqliteStores } from "./store/set.ts";
-import { markRunning, markStopped, markUnsaved, takeUnsaved } from "./store/ledger.ts";
+import { markRunning as markRunningIn, markStopped as markStoppedIn, markUnsaved as markUnsavedIn, takeUnsaved as takeUnsavedIn } from "./store/ledger.ts";
+import { openStore, type OpenedStore } from "./store/open.ts";
 import { METERING_AT_RISK_MS } from "./governance/metering.ts";
 import { verifyAudit } from "./governance/audit.ts";
 import { createLogger, type Logger } from "./telemetry/logger.ts";
@@ -125,6 +126,7 @@ function check(result: LoadResult, source: string): number {
 /** `--verify-audit`: the store's audit chain, checked end to end, as plain lines. */
 async function verifyAuditCommand(result: LoadResult, source: string): Promise<number> {
   if (!result.ok) return check(result, source);
+  if (result.snapshot.store.module === "postgres") return verifyFleetAudit(result.snapshot);
   const path = storePathOf(result.snapshot);
   // Verifying must not create the store it was asked about (an empty one would verify as intact).
   if (path === ":memory:" || !existsSync(path)) {
@@ -154,11 +156,31 @@ async function verifyAuditCommand(result: LoadResult, source: string): Promise<n
   }
 }
 
+/** `--verify-audit` of a fleet: the one chain in its PostgreSQL, as any replica would read it. */
+async function verifyFleetAudit(snapshot: Snapshot): Promise<number> {
+  let opened: OpenedStore;
+  try {
+    opened = await openStore(snapshot.store, "", snapshot.auth.signingKey?.reveal());
+  } catch (error) {
+    if (!(error instanceof StoreOpenError)) throw error;
+    process.stderr.write(`store unavailable: ${error.message}\n`);
+    return 1;
+  }
+  try {
+    const verdict = await verifyAudit(opened.stores.audit);
+    if (verdict.ok) return out(`audit log intact: ${verdict.checked} entries checked`), 0;
+    process.stderr.write(`audit log broken at entry ${verdict.first_bad_seq}: ${verdict.reason} (${verdict.checked} entries before it are intact)\n`);
+    return 1;
+  } finally {
+    await opened.stores.store.close();
+  }
+}
+
 /** What reading the store at boot can throw: our own named refusal, or sqlite's (a column or table it cannot read). */
 const isStoreError = (error: unknown) => error instanceof StoreOpenError || (error instanceof Error && error.name === "SQLiteError");
 
 function storePathOf(snapshot: Snapshot): string {
-  const configuredPath = snapshot.config.store?.settings?.path ?? "./gateway.db";
+  const configuredPath = snapshot.store.module === "sqlite" ? snapshot.store.path : "./gateway.db";
   return configuredPath === ":memory:" ? configuredPath : resolvePath(configuredPath);
 }
 
@@ -166,16 +188,22 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
   for (const warning of snapshot.warnings) logger.warn(warning, { source });
   // Loaded only when there is something to fetch: a boot without plugins pays nothing for them.
   if ((snapshot.config.plugins?.fetch ?? []).length > 0 && !(await (await import("./plugins/fetch.ts")).fetchAtBoot(snapshot.config, logger))) return 1;
-  const storePath = storePathOf(snapshot);
-  let store: SqliteStore;
+  let opened: OpenedStore;
   try {
-    store = SqliteStore.open(storePath, undefined, undefined, { lock: true });
+    opened = await openStore(snapshot.store, storePathOf(snapshot), snapshot.auth.signingKey?.reveal());
   } catch (error) {
     if (!(error instanceof StoreOpenError)) throw error;
-    logger.error("store unavailable; not starting", { store: storePath, error: error.message });
+    logger.error("store unavailable; not starting", { store: snapshot.store.module === "sqlite" ? storePathOf(snapshot) : snapshot.store.module, error: error.message });
     return 1;
   }
-  if (store.created) logger.info(`creating new store at ${storePath}`, { store: storePath });
+  const store = opened.stores.store;
+  const storePath = opened.label;
+  if (opened.created) logger.info(`creating new store at ${storePath}`, { store: storePath });
+  // A fleet's store is shared: run state and unsaved rows are one process's facts, kept only in its own store.
+  const markRunning = opened.single ? markRunningIn : async () => ({ unclean: false, lastWrittenAt: null });
+  const takeUnsaved = opened.single ? takeUnsavedIn : async () => 0;
+  const markStopped = opened.single ? markStoppedIn : async () => {};
+  const markUnsaved = opened.single ? markUnsavedIn : async () => {};
 
   const holder = new ConfigHolder(snapshot);
   const lifecycle = boot.lifecycle(holder);
@@ -186,6 +214,7 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
     requestStop("POST /restart");
   };
   let apps: Awaited<ReturnType<typeof buildApps>>;
+  let stopListening: (() => Promise<void>) | undefined;
   try {
     const previous = await markRunning(store);
     const unsaved = await takeUnsaved(store);
@@ -197,7 +226,14 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
     }
     // Signed plugins (tar reader, ed25519) load on the first hook that names one: a static import cost every start ~2 ms.
     const hookLoader: HookModuleLoader = async (ref) => (await import("./plugins/index.ts")).hookModuleLoader(holder)(ref);
-    apps = await buildApps({ holder, stores: sqliteStores(store), logger, now: Date.now, startedAt, env, lifecycle, restart, hookLoader, logFormat });
+    apps = await buildApps({ holder, stores: opened.stores, fleet: opened.listen !== undefined, logger, now: Date.now, startedAt, env, lifecycle, restart, hookLoader, logFormat });
+    const sync = apps.fleetSync;
+    if (opened.listen && sync) {
+      stopListening = await opened.listen((resources) => void sync.changed(resources), () => void sync.reconcile()).catch((error: unknown) => {
+        throw new StoreOpenError(`${storePath}: cannot listen for the other replicas' changes: ${error instanceof Error ? error.message : String(error)}`);
+      });
+      sync.start();
+    }
   } catch (error) {
     if (error instanceof HooksNotLoaded) {
       logger.error("hooks cannot be loaded; not starting", { source, error: error.message });
@@ -214,7 +250,8 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
   // Handlers go in before any listener exists, so a signal at any moment after this drains cleanly.
   const shutdown = shutdownOnSignals(servers, logger, async () => {
     // The ledger's last batch goes in before the store closes; then this run counts as a clean stop.
-    await Promise.all([apps.metering.flush(), apps.telemetry.close()]);
+    apps.fleetSync?.stop();
+    await Promise.all([apps.metering.flush(), apps.telemetry.close(), stopListening?.().catch(() => undefined)]);
     if (apps.metering.keptRows > 0) {
       logger.error("stopping with metering the store refused; these rows are lost", { rows: apps.metering.keptRows });
       await markUnsaved(store, apps.metering.keptRows);

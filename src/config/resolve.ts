@@ -14,7 +14,7 @@ import { parseListenAddress } from "./listen.ts";
 import { EXPORTER_STREAMS, isLoopback } from "./references.ts";
 import { GatewayConfig, type PoolCfg, type ProviderCfg, type SecretRef } from "./schema.ts";
 import { Secret } from "./secret.ts";
-import { nameList, type AdminToken, type ClientToken, type ExportEntry, type ListenerSettings, type Snapshot } from "./snapshot.ts";
+import { nameList, type AdminToken, type ClientToken, type ExportEntry, type ListenerSettings, type Snapshot, type StoreSettings } from "./snapshot.ts";
 
 export interface ResolveContext {
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -176,6 +176,24 @@ function resolveProvider(c: Collector, name: string, p: ProviderCfg, healthDefau
   };
 }
 
+const POSTGRES_ONLY = ["url", "pool_size", "schema", "connect_timeout_secs"] as const;
+
+/** `store:`: each module's own settings, the other's refused with their path; postgres's URL read from its secret. */
+function resolveStore(c: Collector, cfg: GatewayConfig["store"]): StoreSettings {
+  const settings = cfg?.settings ?? {};
+  if ((cfg?.module ?? "sqlite") === "sqlite") {
+    for (const member of POSTGRES_ONLY) if (settings[member] !== undefined) c.errors.push(`store.settings.${member}: only for module postgres`);
+    return { module: "sqlite", path: settings.path ?? "./gateway.db" };
+  }
+  if (settings.path !== undefined) c.errors.push("store.settings.path: only for module sqlite (postgres keeps its rows in the database)");
+  let url: Secret | undefined;
+  if (settings.url === undefined) c.errors.push("store.settings.url: module postgres needs the database's URL, as a secret reference {env: NAME} or {file: PATH}");
+  else url = c.secret(settings.url, "store.settings.url");
+  // Never quoted: the URL holds the password.
+  if (url !== undefined && !/^postgres(ql)?:\/\/[^\s]+$/.test(url.reveal())) c.errors.push("store.settings.url: the secret does not hold a postgres:// URL");
+  return { module: "postgres", url: url ?? new Secret("", "unset"), schema: settings.schema ?? "public", poolSize: settings.pool_size ?? 10, connectTimeoutSecs: settings.connect_timeout_secs ?? 5 };
+}
+
 export function resolveConfig(validated: GatewayConfig, ctx: ResolveContext): ResolveResult {
   const c = new Collector(ctx.env);
   const cfg = withDefaults(GatewayConfig, validated) as GatewayConfig;
@@ -272,6 +290,8 @@ export function resolveConfig(validated: GatewayConfig, ctx: ResolveContext): Re
     if (p.baseUrl !== undefined && callsItself(p.baseUrl, listeners.data)) c.errors.push(`providers.${p.name}.base_url: names this gateway's own data plane (${cfg.listen}), so every request would come back in`);
   }
 
+  const store = resolveStore(c, cfg.store);
+
   const locked = cfg.config?.locked ?? false;
   const overlay = resolvePath(cfg.config?.overlay ?? "./gateway.overlay.yaml");
   const configPersistence = !locked && writable(dirname(overlay));
@@ -293,6 +313,7 @@ export function resolveConfig(validated: GatewayConfig, ctx: ResolveContext): Re
       globalHooks,
       listeners,
       auth: { chain, adminChain, adminTokens, tokens, signingKey, upstreamCredentials: cfg.upstream_credentials ?? "own" },
+      store,
       export: exporters,
       identity: {
         providers: identityProviders,

@@ -280,10 +280,16 @@ export const GatewayConfig = Strict({
   tls: Type.Optional(TlsBlock),
   admin_tls: Type.Optional(AdminTlsBlock),
   admin_require_mtls: Type.Optional(Type.Boolean({ default: false, "x-restart": true, description: "admin clients must present a certificate chaining to admin_tls.client_ca_file" })),
+  // store.settings defaults are "x-default" (documented, applied by resolve.ts): each module's own, so a
+  // member left unset is not filled in for the other module, where it would be refused.
   store: Type.Optional(Strict({
-    module: Enum(["sqlite"], { default: "sqlite" }),
+    module: Enum(["sqlite", "postgres"], { default: "sqlite", description: "sqlite: one process's embedded file; postgres: one database shared by a fleet of replicas (docs/operations.md, \"Running several replicas\")" }),
     settings: Type.Optional(Strict({
-      path: Type.Optional(Type.String({ minLength: 1, default: "./gateway.db", description: "database file; relative to the working directory; :memory: for a throwaway store" })),
+      path: Type.Optional(Type.String({ minLength: 1, "x-default": "./gateway.db", description: "sqlite: database file; relative to the working directory; :memory: for a throwaway store" })),
+      url: Type.Optional({ ...SecretRef, description: "postgres (required): a secret reference {env: NAME} or {file: PATH} holding the libpq URL, postgres://user:password@host:5432/db?sslmode=require" }),
+      pool_size: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, "x-default": 10, description: "postgres: connections per replica" })),
+      schema: Type.Optional(Type.String({ pattern: "^[a-z_][a-z0-9_]{0,62}$", "x-default": "public", description: "postgres: schema of the tables, created if absent", "x-expected": "a plain lower-case schema name" })),
+      connect_timeout_secs: Type.Optional(Type.Integer({ minimum: 1, maximum: 60, "x-default": 5, description: "postgres: how long the boot keeps trying to connect" })),
       on_unavailable: Type.Optional(Enum(["fail_closed", "fail_open"], { default: "fail_closed", description: "once the store has refused writes and max_unsaved_rows metering rows wait in memory: fail_closed answers metered requests 503 store unavailable, fail_open serves them and drops their rows" })),
       max_unsaved_rows: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000, default: 100_000, description: "ledger rows (sums per second, key, pool and model) kept in memory and retried while the store refuses writes" })),
     }, { default: {} })),

@@ -26,6 +26,10 @@ export interface ClientToken {
   readonly token: Secret;
 }
 
+export type StoreSettings =
+  | { readonly module: "sqlite"; readonly path: string }
+  | { readonly module: "postgres"; readonly url: Secret; readonly schema: string; readonly poolSize: number; readonly connectTimeoutSecs: number };
+
 /** An `export:` entry as the exporters are built from it: header values that were references are Secrets. */
 export interface ExportEntry {
   readonly name: string;
@@ -63,6 +67,8 @@ export interface Snapshot {
     readonly signingKey: Secret | undefined;
     readonly upstreamCredentials: "own" | "passthrough";
   };
+  /** `store:` as the boot opens it (boot-scoped): sqlite's file as configured, or the fleet's PostgreSQL. */
+  readonly store: StoreSettings;
   /** The `export:` entries; the running exporters are built from them at boot and by POST /plugins/reload. */
   readonly export: readonly ExportEntry[];
   /** Identity providers in map order, and what the token exchange reads (design/identity.md). */
