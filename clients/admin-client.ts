@@ -329,9 +329,17 @@ export class AdminClient {
     } | null;
     admin_require_mtls?: boolean | null;
     store?: {
-      module: "sqlite";
+      module: "sqlite" | "postgres";
       settings?: {
         path?: string;
+        url?: {
+          env: string;
+        } | {
+          file: string;
+        };
+        pool_size?: number;
+        schema?: string;
+        connect_timeout_secs?: number;
         on_unavailable?: "fail_closed" | "fail_open";
         max_unsaved_rows?: number;
       };
@@ -983,6 +991,22 @@ export class AdminClient {
     }>;
   }> {
     return this.call("GET", `/usage/keys`, undefined, query);
+  }
+
+  /** GET /replicas (scope: read-only) */
+  getReplicas(): Promise<{
+    items: Array<{
+      id: string;
+      host: string;
+      listen: string;
+      started_at: number;
+      last_seen: number;
+      version: string;
+      config_version: number;
+      state: "up" | "gone";
+    }>;
+  }> {
+    return this.call("GET", `/replicas`, undefined, undefined);
   }
 
   /** GET /openapi.json (scope: read-only) */

@@ -56,6 +56,7 @@ export const PURPOSE: Readonly<Record<string, string>> = {
   "GET /hooks/{name}/health": "Whether the hook resolves to a loaded hook module (opens no connection).",
   "GET /hooks/{name}/status": "Desired settings (key names, settings_version) against what the hook reports within 1 s; drift.",
   "GET /hooks/{name}/schema": "The hook module's settings JSON Schema, or null.",
+  "GET /replicas": "The replicas of this gateway's store seen in the last 24 h, each `up` or `gone` (silent 10 s, or stopped): a fleet's from its PostgreSQL, a single process itself as `local` (docs/operations.md, \"Running several replicas\").",
   "GET /openapi.json": "This API's OpenAPI 3.1 description.",
 };
 

@@ -19,6 +19,8 @@ import { SqliteStore, StoreOpenError } from "./store/sqlite.ts";
 import { sqliteStores } from "./store/set.ts";
 import { markRunning as markRunningIn, markStopped as markStoppedIn, markUnsaved as markUnsavedIn, takeUnsaved as takeUnsavedIn } from "./store/ledger.ts";
 import { openStore, type OpenedStore } from "./store/open.ts";
+import type { ReplicaRegistry } from "./store/postgres/replicas.ts";
+import type { ReplicaDirectory } from "./admin/replicas.ts";
 import { METERING_AT_RISK_MS } from "./governance/metering.ts";
 import { verifyAudit } from "./governance/audit.ts";
 import { createLogger, type Logger } from "./telemetry/logger.ts";
@@ -215,6 +217,9 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
   };
   let apps: Awaited<ReturnType<typeof buildApps>>;
   let stopListening: (() => Promise<void>) | undefined;
+  // GET /replicas: filled in once the data listener's address is known.
+  const replicas: ReplicaDirectory = { list: async () => [] };
+  let registry: ReplicaRegistry | undefined;
   try {
     const previous = await markRunning(store);
     const unsaved = await takeUnsaved(store);
@@ -226,7 +231,7 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
     }
     // Signed plugins (tar reader, ed25519) load on the first hook that names one: a static import cost every start ~2 ms.
     const hookLoader: HookModuleLoader = async (ref) => (await import("./plugins/index.ts")).hookModuleLoader(holder)(ref);
-    apps = await buildApps({ holder, stores: opened.stores, fleet: opened.listen !== undefined, logger, now: Date.now, startedAt, env, lifecycle, restart, hookLoader, logFormat });
+    apps = await buildApps({ holder, stores: opened.stores, fleet: opened.listen !== undefined, replicas, logger, now: Date.now, startedAt, env, lifecycle, restart, hookLoader, logFormat });
     const sync = apps.fleetSync;
     if (opened.listen && sync) {
       stopListening = await opened.listen((resources) => void sync.changed(resources), () => void sync.reconcile()).catch((error: unknown) => {
@@ -251,6 +256,7 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
   const shutdown = shutdownOnSignals(servers, logger, async () => {
     // The ledger's last batch goes in before the store closes; then this run counts as a clean stop.
     apps.fleetSync?.stop();
+    await registry?.stop();
     await Promise.all([apps.metering.flush(), apps.telemetry.close(), stopListening?.().catch(() => undefined)]);
     if (apps.metering.keptRows > 0) {
       logger.error("stopping with metering the store refused; these rows are lost", { rows: apps.metering.keptRows });
@@ -278,6 +284,25 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
       await store.close();
       return 1;
     }
+  }
+  const dataAddress = listenerAddress(servers[0]!);
+  // node:os only here, after the listeners: the boot imports no builtin every start does not use.
+  const { hostname } = await import("node:os");
+  if (opened.registry) {
+    registry = opened.registry({ host: hostname(), listen: dataAddress, version: VERSION }, () => holder.current.version, (error) => logger.warn("replica heartbeat failed", { store: storePath, error: error instanceof Error ? error.message : String(error) }));
+    const fleet = registry;
+    try {
+      await fleet.register();
+    } catch (error) {
+      logger.error("store unavailable; not starting", { store: storePath, error: `cannot register this replica: ${error instanceof Error ? error.message : String(error)}` });
+      for (const server of servers) server.stop(true);
+      await store.close().catch(() => undefined);
+      return 1;
+    }
+    fleet.start();
+    replicas.list = () => fleet.list();
+  } else {
+    replicas.list = async () => [{ id: "local", host: hostname(), listen: dataAddress, started_at: startedAt, last_seen: Math.floor(Date.now() / 1000), version: VERSION, config_version: holder.current.version, state: "up" }];
   }
   const stopProbes = apps.health.start();
   void shutdown.exit.then(stopProbes);

@@ -12,6 +12,7 @@ import type { AuditLog } from "../governance/audit.ts";
 import type { Store } from "../store/store.ts";
 import type { Logger } from "../telemetry/logger.ts";
 import type { HookRuntimeView } from "../hooks/types.ts";
+import type { ReplicaDirectory } from "./replicas.ts";
 
 export interface AdminDeps {
   readonly holder: ConfigHolder;
@@ -43,4 +44,6 @@ export interface AdminDeps {
   readonly usage?: UsageService;
   /** The running hooks (GET /hooks/{name}/health, /status, /schema): src/hooks/runtime.ts. */
   readonly hookRuntime: HookRuntimeView;
+  /** GET /replicas: this store's replicas (admin/replicas.ts); absent in apps built by tests. */
+  readonly replicas?: ReplicaDirectory;
 }

@@ -12,6 +12,7 @@ import { configChangesController } from "./config-changes.ts";
 import { settingsController } from "./settings.ts";
 import { restartController } from "./restart.ts";
 import { infoController } from "./info.ts";
+import { replicasController } from "./replicas.ts";
 import { groupsController } from "./groups.ts";
 import { hooksController } from "./hooks.ts";
 import { keysController } from "./keys.ts";
@@ -60,7 +61,8 @@ export function buildAdminApp(deps: AdminDeps) {
     .use(groupsController(deps))
     .use(hooksController(deps))
     .use(pluginsController(deps))
-    .use(usageController(deps));
+    .use(usageController(deps))
+    .use(replicasController(deps));
   // Built from the finished route table on first read, then kept: routes do not change at run time.
   return app.get("/openapi.json", () => (document ??= openApiDocument(app.routes, ADMIN_PREFIX)));
 }

@@ -2,6 +2,7 @@
 // fleet's PostgreSQL (loaded only then). Answers the concerns governance is handed, how log lines name the
 // store, and, for a fleet, how this replica hears the others' changes.
 import type { StoreSettings } from "../config/snapshot.ts";
+import type { ReplicaInfo, ReplicaRegistry } from "./postgres/replicas.ts";
 import type { StoreSet } from "./set.ts";
 import { sqliteStores } from "./set.ts";
 import { SqliteStore } from "./sqlite.ts";
@@ -18,6 +19,8 @@ export interface OpenedStore {
   readonly listen?: (changed: (resources: readonly string[]) => void, resubscribed: () => void) => Promise<() => Promise<void>>;
   /** This replica's id in the fleet (a fleet's store only). */
   readonly replicaId?: string;
+  /** A fleet's: this replica's entry in the replicas table, registered once its listener is up. */
+  readonly registry?: (self: Omit<ReplicaInfo, "id">, configVersion: () => number, failed: (error: unknown) => void) => ReplicaRegistry;
 }
 
 /** Throws StoreOpenError naming the store when it cannot be used. `path` is the sqlite path already resolved. */
@@ -26,7 +29,12 @@ export async function openStore(settings: StoreSettings, path: string, signingKe
     const store = SqliteStore.open(path, undefined, undefined, { lock: true });
     return { stores: sqliteStores(store), label: path, created: store.created, single: true };
   }
-  const [{ PostgresStore }, { postgresStores }, { listenForChanges }] = await Promise.all([import("./postgres/store.ts"), import("./postgres/set.ts"), import("./postgres/changes.ts")]);
+  const [{ PostgresStore }, { postgresStores }, { listenForChanges }, { ReplicaRegistry: Registry }] = await Promise.all([
+    import("./postgres/store.ts"),
+    import("./postgres/set.ts"),
+    import("./postgres/changes.ts"),
+    import("./postgres/replicas.ts"),
+  ]);
   const store = await PostgresStore.open(
     { url: settings.url.reveal(), schema: settings.schema, poolSize: settings.poolSize, connectTimeoutSecs: settings.connectTimeoutSecs },
     { signingKey: signingKey ?? "" },
@@ -39,5 +47,6 @@ export async function openStore(settings: StoreSettings, path: string, signingKe
     single: false,
     replicaId,
     listen: (changed, resubscribed) => listenForChanges(store.sql, replicaId, changed, resubscribed),
+    registry: (self, configVersion, failed) => new Registry(store.sql, { ...self, id: replicaId }, configVersion, failed),
   };
 }

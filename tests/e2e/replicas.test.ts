@@ -95,6 +95,41 @@ describe("replicas on one PostgreSQL", () => {
     expect(cli.code).toBe(0);
   }, 30_000);
 
+  test("GET /replicas: every replica up with its own id and data listener; one stopped is gone at once", async () => {
+    const listed = (await json(await admin(replicas[0]!, "/replicas"))) as { items: { id: string; listen: string; state: string; version: string; config_version: number }[] };
+    const ours = new Set(replicas.map((r) => r.data.replace("http://", "")));
+    const up = listed.items.filter((i) => ours.has(i.listen));
+    expect(up.length).toBe(3);
+    expect(new Set(up.map((i) => i.id)).size).toBe(3);
+    for (const item of up) expect(item).toMatchObject({ state: "up", config_version: 0 });
+    for (const item of up) expect(item.id).toMatch(/^replica_[0-9a-f]{12}$/);
+    const fourth = await startGateway(config, { env: { ...ENV, GW_PG_URL: url } });
+    const fourthListen = fourth.data.replace("http://", "");
+    const before = (await json(await admin(replicas[1]!, "/replicas"))) as { items: { listen: string; state: string }[] };
+    expect(before.items.find((i) => i.listen === fourthListen)?.state).toBe("up");
+    expect(await fourth.stop()).toBe(0);
+    const after = (await json(await admin(replicas[2]!, "/replicas"))) as { items: { listen: string; state: string }[] };
+    expect(after.items.find((i) => i.listen === fourthListen)?.state).toBe("gone");
+  }, 30_000);
+
+  test("GET /replicas of a single process on sqlite lists itself, as `local`", async () => {
+    const single = await startGateway(`${LISTEN_ANY}store: {module: sqlite, settings: {path: ./gw.db}}
+providers:
+  local: {protocol: mock}
+models:
+  mock-1: {provider: local}
+auth:
+  admin_auth: [admin-tokens]
+  admin_tokens: [{token: {env: GW_ADMIN}}]
+`, { env: ENV });
+    try {
+      const listed = (await json(await admin(single, "/replicas"))) as { items: unknown[] };
+      expect(listed.items).toEqual([expect.objectContaining({ id: "local", listen: single.data.replace("http://", ""), state: "up", config_version: 0 })]);
+    } finally {
+      await single.stop();
+    }
+  });
+
   test("bad credentials stop the boot with a line naming the store, never the password", async () => {
     const wrong = url.replace(encodeURIComponent(server().password), "wrong-password-9c1d");
     const dir = tempDir("gw-replica-badpw-");

@@ -5,7 +5,7 @@
 import { describe, expect, test } from "bun:test";
 import { MIGRATIONS } from "../../src/store/migrations.ts";
 import { describeStore } from "../../src/store/postgres/connect.ts";
-import { PG_MIGRATIONS, toPostgres } from "../../src/store/postgres/migrations.ts";
+import { FLEET_MIGRATIONS, PG_MIGRATIONS, toPostgres } from "../../src/store/postgres/migrations.ts";
 import { PostgresStore, signingKeyFingerprint } from "../../src/store/postgres/store.ts";
 import { StoreOpenError } from "../../src/store/store.ts";
 import { usePostgres } from "../support/postgres.ts";
@@ -31,10 +31,10 @@ describe("postgres store: boot", () => {
     const stores = await Promise.all([1, 2, 3].map(() => PostgresStore.open(target(url), { signingKey: KEY })));
     try {
       const applied = await stores[0]!.appliedMigrations();
-      expect(applied.map((m) => [m.version, m.name])).toEqual(MIGRATIONS.map((m) => [m.version, m.name]));
+      expect(applied.map((m) => [m.version, m.name])).toEqual(PG_MIGRATIONS.map((m) => [m.version, m.name]));
       const counts = await server().sql("SELECT version, count(*)::int AS n FROM schema_migrations GROUP BY version ORDER BY version", "boot_three");
-      expect(counts).toEqual(MIGRATIONS.map((m) => ({ version: m.version, n: 1 })));
-      for (const store of stores) expect(await store.schemaVersion()).toBe(6);
+      expect(counts).toEqual(PG_MIGRATIONS.map((m) => ({ version: m.version, n: 1 })));
+      for (const store of stores) expect(await store.schemaVersion()).toBe(7);
     } finally {
       await Promise.all(stores.map((s) => s.close()));
     }
@@ -44,12 +44,14 @@ describe("postgres store: boot", () => {
     await again.close();
     const third = await PostgresStore.open(target(url), { signingKey: KEY });
     expect(await third.getMeta("probe")).toBe("kept");
-    expect((await third.appliedMigrations()).length).toBe(MIGRATIONS.length);
+    expect((await third.appliedMigrations()).length).toBe(PG_MIGRATIONS.length);
     await third.close();
   }, 60_000);
 
   test("the tables and columns are the sqlite store's, migration for migration", async () => {
-    expect(PG_MIGRATIONS.map((m) => [m.version, m.name])).toEqual(MIGRATIONS.map((m) => [m.version, m.name]));
+    // sqlite's migrations, then the fleet's own, numbered past them.
+    expect(PG_MIGRATIONS.map((m) => [m.version, m.name])).toEqual([...MIGRATIONS, ...FLEET_MIGRATIONS].map((m) => [m.version, m.name]));
+    expect(Math.min(...FLEET_MIGRATIONS.map((m) => m.version))).toBeGreaterThan(Math.max(...MIGRATIONS.map((m) => m.version)));
     const url = await server().createDatabase("same_tables");
     const store = await PostgresStore.open(target(url), { signingKey: KEY });
     await store.close();
@@ -70,7 +72,7 @@ describe("postgres store: boot", () => {
     const store = await PostgresStore.open(target(url, "gw_fleet"), { signingKey: KEY });
     await store.close();
     const rows = (await server().sql("SELECT table_name FROM information_schema.tables WHERE table_schema = 'gw_fleet' ORDER BY table_name", "named_schema")) as { table_name: string }[];
-    expect(rows.map((r) => r.table_name)).toEqual(["audit", "groups", "keys", "ledger", "meta", "schema_migrations"]);
+    expect(rows.map((r) => r.table_name)).toEqual(["audit", "groups", "keys", "ledger", "meta", "replicas", "schema_migrations"]);
   }, 60_000);
 
   test("a schema newer than the build is refused, naming the store and both versions", async () => {
@@ -79,7 +81,7 @@ describe("postgres store: boot", () => {
     await server().sql("INSERT INTO schema_migrations (version, name, applied_at) VALUES (99, 'from_the_future', 0)", "newer_schema");
     const error = await refusal(PostgresStore.open(target(url), { signingKey: KEY }));
     expect(error).toBeInstanceOf(StoreOpenError);
-    expect(error.message).toBe(`store postgres (gateway@127.0.0.1:${server().port}/newer_schema): the schema is at version 99, newer than this build knows (6); run a newer gateway`);
+    expect(error.message).toBe(`store postgres (gateway@127.0.0.1:${server().port}/newer_schema): the schema is at version 99, newer than this build knows (7); run a newer gateway`);
   }, 60_000);
 
   test("a replica with another signing key is refused naming auth.signing_key; the key itself is never stored", async () => {

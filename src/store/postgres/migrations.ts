@@ -19,4 +19,22 @@ export function toPostgres(migration: Migration): Migration {
   return { ...migration, sql };
 }
 
-export const PG_MIGRATIONS: readonly Migration[] = MIGRATIONS.map(toPostgres);
+/** A fleet's own tables, numbered in the range src/store/migrations.ts reserves for them. */
+export const FLEET_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 7,
+    name: "replicas",
+    // Times are the database's clock (epoch seconds), so replicas with skewed clocks agree on who is gone.
+    sql: `CREATE TABLE replicas (
+  id TEXT PRIMARY KEY,
+  host TEXT NOT NULL,
+  listen TEXT NOT NULL,
+  started_at BIGINT NOT NULL,
+  last_seen BIGINT NOT NULL,
+  version TEXT NOT NULL,
+  config_version BIGINT NOT NULL
+);`,
+  },
+];
+
+export const PG_MIGRATIONS: readonly Migration[] = [...MIGRATIONS.map(toPostgres), ...FLEET_MIGRATIONS];
