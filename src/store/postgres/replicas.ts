@@ -25,6 +25,7 @@ export interface ReplicaRow extends ReplicaInfo {
 
 export class ReplicaRegistry {
   #timer: ReturnType<typeof setInterval> | undefined;
+  #failing = false;
 
   constructor(
     private readonly sql: SQL,
@@ -42,7 +43,14 @@ export class ReplicaRegistry {
 
   start(): void {
     this.#timer ??= setInterval(() => {
-      this.sql`UPDATE replicas SET last_seen = extract(epoch from now())::bigint, config_version = ${this.configVersion()} WHERE id = ${this.self.id}`.catch(this.failed);
+      this.sql`UPDATE replicas SET last_seen = extract(epoch from now())::bigint, config_version = ${this.configVersion()} WHERE id = ${this.self.id}`.then(
+        () => (this.#failing = false),
+        (error: unknown) => {
+          // Told once per outage, not every 2 s of it.
+          if (!this.#failing) this.failed(error);
+          this.#failing = true;
+        },
+      );
     }, HEARTBEAT_MS);
     this.#timer.unref();
   }

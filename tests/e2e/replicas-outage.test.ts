@@ -1,0 +1,66 @@
+// A replica of the built binary when its PostgreSQL stops mid-run and comes back: keys keep
+// authenticating from memory and requests are served, /healthz says degraded, an admin mutation is
+// refused without being half-applied, and after the database returns the ledger holds every request that
+// was served (counted) and /healthz says ok again.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import OpenAI from "openai";
+import { json, LISTEN_ANY, startGateway, type RunningGateway } from "../support/gateway.ts";
+import { usePostgres } from "../support/postgres.ts";
+import { until } from "../support/until.ts";
+
+const server = usePostgres("pg-outage-");
+const ENV = { GW_ADMIN: "outage-admin-token-5e6f", GW_SIGNING_KEY: "outage-signing-key-0011223344" };
+const config = `${LISTEN_ANY}store: {module: postgres, settings: {url: {env: GW_PG_URL}, pool_size: 2}}
+providers:
+  local: {protocol: mock}
+models:
+  mock-1: {provider: local}
+auth:
+  chain: [keys]
+  signing_key: {env: GW_SIGNING_KEY}
+  admin_auth: [admin-tokens]
+  admin_tokens: [{token: {env: GW_ADMIN}}]
+`;
+
+let gw: RunningGateway;
+let url: string;
+
+beforeAll(async () => {
+  url = await server().createDatabase("outage");
+  gw = await startGateway(config, { env: { ...ENV, GW_PG_URL: url } });
+}, 60_000);
+
+afterAll(async () => {
+  await gw?.stop();
+});
+
+const admin = (path: string, init: RequestInit = {}) => fetch(`${gw.admin}${path}`, { ...init, headers: { "x-admin-token": ENV.GW_ADMIN, "content-type": "application/json" } });
+const health = async () => (await fetch(`${gw.data}/healthz`)).text();
+const ledgerRequests = async () => Number(((await server().sql("SELECT COALESCE(SUM(requests), 0)::int AS n FROM ledger", "outage")) as { n: number }[])[0]!.n);
+
+describe("a replica whose database stops and returns", () => {
+  test("serves from memory meanwhile, says degraded, refuses mutations whole, and meters every served request once it is back", async () => {
+    const key = (await json(await admin("/keys", { method: "POST", body: JSON.stringify({ name: "outage" }) }))) as { id: string; token: string };
+    const client = new OpenAI({ apiKey: key.token, baseURL: `${gw.data}/v1`, maxRetries: 0 });
+    const ask = () => client.chat.completions.create({ model: "mock-1", messages: [{ role: "user", content: "hi" }] });
+    for (let i = 0; i < 5; i++) await ask();
+    await until(async () => (await ledgerRequests()) === 5, 5_000, 50);
+    expect(await health()).toBe("ok");
+
+    await server().stop();
+    for (let i = 0; i < 10; i++) expect((await ask()).choices[0]!.message.role).toBe("assistant");
+    await until(async () => (await health()) === "degraded", 5_000, 50);
+    const refused = await admin("/keys", { method: "POST", body: JSON.stringify({ name: "while-down" }) });
+    expect(refused.status).toBe(500);
+    const refusal = await refused.text();
+    expect(refusal).not.toContain(server().password);
+    expect(gw.logs.join("\n")).not.toContain(server().password);
+
+    await server().start();
+    await until(async () => (await health()) === "ok", 10_000, 100);
+    await until(async () => (await ledgerRequests()) === 15, 10_000, 100);
+    const keys = (await json(await admin("/keys"))) as { items: { name: string }[] };
+    expect(keys.items.map((k) => k.name)).toEqual(["outage"]);
+    expect((await ask()).choices[0]!.message.role).toBe("assistant");
+  }, 60_000);
+});
