@@ -66,6 +66,13 @@ export class AdminClient {
     };
     config_persistence: boolean;
     config_version: number;
+    store: {
+      module: "sqlite" | "postgres";
+      state: "ok" | "unavailable";
+      replica_id: string | null;
+      schema_version: number;
+      spooled_rows: number;
+    };
   }> {
     return this.call("GET", `/info`, undefined, undefined);
   }

@@ -63,6 +63,8 @@ export async function buildApps(deps: AppDeps, random: () => number = Math.rando
   await groups.load();
   const routing = new RoutingState({ now: deps.now, random });
   const metrics = dataPlaneMetrics();
+  const storeStatus = deps.storeStatus;
+  if (storeStatus) metrics.registry.gauge("gateway_store_up", "1 while the store takes this replica's writes, 0 while it refuses them.", [], () => [{ labels: {}, value: storeStatus().state === "ok" ? 1 : 0 }]);
   metrics.registry.gauge("gateway_lane_state", "Breaker state per (pool, lane): 0 Closed, 1 HalfOpen, 2 Open.", ["pool", "lane"], () => laneStates(deps.holder.current, routing));
   // Frozen at boot (spec: advanced.response_headers); hook instances follow each snapshot (forPool).
   const hooks = new HookRuntime({ logger: deps.logger, metrics, loader: deps.hookLoader, routePolicyHeader: deps.holder.current.config.advanced?.response_headers?.route_policy ?? true });

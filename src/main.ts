@@ -21,6 +21,7 @@ import { markRunning as markRunningIn, markStopped as markStoppedIn, markUnsaved
 import { openStore, type OpenedStore } from "./store/open.ts";
 import type { ReplicaRegistry } from "./store/postgres/replicas.ts";
 import type { ReplicaDirectory } from "./admin/replicas.ts";
+import type { StoreStatus } from "./admin/views.ts";
 import { METERING_AT_RISK_MS } from "./governance/metering.ts";
 import { verifyAudit } from "./governance/audit.ts";
 import { createLogger, type Logger } from "./telemetry/logger.ts";
@@ -220,6 +221,7 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
   // GET /replicas: filled in once the data listener's address is known.
   const replicas: ReplicaDirectory = { list: async () => [] };
   let registry: ReplicaRegistry | undefined;
+  let metering: { readonly unavailable: boolean; readonly keptRows: number } | undefined;
   try {
     const previous = await markRunning(store);
     const unsaved = await takeUnsaved(store);
@@ -231,7 +233,16 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
     }
     // Signed plugins (tar reader, ed25519) load on the first hook that names one: a static import cost every start ~2 ms.
     const hookLoader: HookModuleLoader = async (ref) => (await import("./plugins/index.ts")).hookModuleLoader(holder)(ref);
-    apps = await buildApps({ holder, stores: opened.stores, fleet: opened.listen !== undefined, replicas, logger, now: Date.now, startedAt, env, lifecycle, restart, hookLoader, logFormat });
+    const schemaVersion = await store.schemaVersion();
+    const storeStatus = (): StoreStatus => ({
+      module: store.module === "postgres" ? "postgres" : "sqlite",
+      state: metering?.unavailable || registry?.failing ? "unavailable" : "ok",
+      replica_id: opened.replicaId ?? null,
+      schema_version: schemaVersion,
+      spooled_rows: metering?.keptRows ?? 0,
+    });
+    apps = await buildApps({ holder, stores: opened.stores, fleet: opened.listen !== undefined, replicas, storeStatus, logger, now: Date.now, startedAt, env, lifecycle, restart, hookLoader, logFormat });
+    metering = apps.metering;
     const sync = apps.fleetSync;
     if (opened.listen && sync) {
       stopListening = await opened.listen((resources) => void sync.changed(resources), () => void sync.reconcile()).catch((error: unknown) => {

@@ -13,6 +13,7 @@ import type { Store } from "../store/store.ts";
 import type { Logger } from "../telemetry/logger.ts";
 import type { HookRuntimeView } from "../hooks/types.ts";
 import type { ReplicaDirectory } from "./replicas.ts";
+import type { StoreStatus } from "./views.ts";
 
 export interface AdminDeps {
   readonly holder: ConfigHolder;
@@ -46,4 +47,6 @@ export interface AdminDeps {
   readonly hookRuntime: HookRuntimeView;
   /** GET /replicas: this store's replicas (admin/replicas.ts); absent in apps built by tests. */
   readonly replicas?: ReplicaDirectory;
+  /** InfoView.store and gateway_store_up, read when asked; absent in apps built by tests. */
+  readonly storeStatus?: () => StoreStatus;
 }

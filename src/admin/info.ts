@@ -20,6 +20,7 @@ export function infoView(deps: AdminDeps): InfoView {
     },
     config_persistence: snapshot.configPersistence,
     config_version: snapshot.version,
+    store: deps.storeStatus?.() ?? { module: deps.store.module === "postgres" ? "postgres" : "sqlite", state: "ok", replica_id: null, schema_version: 0, spooled_rows: 0 },
   };
 }
 

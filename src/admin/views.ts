@@ -34,8 +34,19 @@ export const InfoView = Type.Object({
   }),
   config_persistence: Type.Boolean(),
   config_version: Uint,
+  store: Type.Object(
+    {
+      module: Type.Union([Type.Literal("sqlite"), Type.Literal("postgres")]),
+      state: Type.Union([Type.Literal("ok"), Type.Literal("unavailable")], { description: "unavailable while the store refuses this replica's writes (its ledger batches or heartbeat)" }),
+      replica_id: Nullable(Type.String({ description: "this replica's id in a fleet (GET /replicas); null for sqlite" })),
+      schema_version: Uint,
+      spooled_rows: Uint,
+    },
+    { description: "spooled_rows: metering rows of served requests not yet in the store (kept and retried)" },
+  ),
 });
 export type InfoView = Static<typeof InfoView>;
+export type StoreStatus = InfoView["store"];
 
 export const AuthView = Type.Object({
   chain: Type.Array(Type.String()),

@@ -64,7 +64,9 @@ describe("GET /info", () => {
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toContain("application/json");
     const info = await json(response);
-    expect(Object.keys(info).sort()).toEqual(["build", "config_persistence", "config_version", "started_at", "topology", "uptime_seconds", "version"]);
+    expect(Object.keys(info).sort()).toEqual(["build", "config_persistence", "config_version", "started_at", "store", "topology", "uptime_seconds", "version"]);
+    // A single process's sqlite store: no replica id; its schema as migrated; nothing waiting to be written.
+    expect(info.store).toEqual({ module: "sqlite", state: "ok", replica_id: null, schema_version: 6, spooled_rows: 0 });
     expect(info.version).toBe(pkg.version);
     expect(info.version).toMatch(/^\d+\.\d+\.\d+/);
     // commit and target: the same the binary's --version prints ("gateway 0.1.0 (commit 1a2b3c4, linux-x64)").

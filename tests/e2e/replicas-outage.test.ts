@@ -36,6 +36,8 @@ afterAll(async () => {
 
 const admin = (path: string, init: RequestInit = {}) => fetch(`${gw.admin}${path}`, { ...init, headers: { "x-admin-token": ENV.GW_ADMIN, "content-type": "application/json" } });
 const health = async () => (await fetch(`${gw.data}/healthz`)).text();
+/** gateway_store_up as the replica's /metrics shows it. */
+const storeUp = async (token: string) => Number(/^gateway_store_up (\d+)$/m.exec(await (await fetch(`${gw.data}/metrics`, { headers: { authorization: `Bearer ${token}` } })).text())?.[1]);
 const ledgerRequests = async () => Number(((await server().sql("SELECT COALESCE(SUM(requests), 0)::int AS n FROM ledger", "outage")) as { n: number }[])[0]!.n);
 
 describe("a replica whose database stops and returns", () => {
@@ -50,6 +52,10 @@ describe("a replica whose database stops and returns", () => {
     await server().stop();
     for (let i = 0; i < 10; i++) expect((await ask()).choices[0]!.message.role).toBe("assistant");
     await until(async () => (await health()) === "degraded", 5_000, 50);
+    const down = ((await json(await admin("/info"))) as { store: { state: string; spooled_rows: number } }).store;
+    expect(down.state).toBe("unavailable");
+    expect(down.spooled_rows).toBeGreaterThan(0);
+    expect(await storeUp(key.token)).toBe(0);
     const refused = await admin("/keys", { method: "POST", body: JSON.stringify({ name: "while-down" }) });
     expect(refused.status).toBe(500);
     const refusal = await refused.text();
@@ -59,6 +65,8 @@ describe("a replica whose database stops and returns", () => {
     await server().start();
     await until(async () => (await health()) === "ok", 10_000, 100);
     await until(async () => (await ledgerRequests()) === 15, 10_000, 100);
+    await until(async () => (await storeUp(key.token)) === 1, 5_000, 100);
+    expect(((await json(await admin("/info"))) as { store: unknown }).store).toMatchObject({ state: "ok", spooled_rows: 0 });
     const keys = (await json(await admin("/keys"))) as { items: { name: string }[] };
     expect(keys.items.map((k) => k.name)).toEqual(["outage"]);
     expect((await ask()).choices[0]!.message.role).toBe("assistant");

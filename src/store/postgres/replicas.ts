@@ -34,6 +34,11 @@ export class ReplicaRegistry {
     private readonly failed: (error: unknown) => void = () => {},
   ) {}
 
+  /** The last heartbeat failed (the database refuses or cannot be reached). */
+  get failing(): boolean {
+    return this.#failing;
+  }
+
   async register(): Promise<void> {
     const { id, host, listen, version } = this.self;
     await this.sql`INSERT INTO replicas (id, host, listen, started_at, last_seen, version, config_version)
