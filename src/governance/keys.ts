@@ -112,8 +112,9 @@ export class KeyService {
   }
 
   async page(limit: number, after: KeyCursor | undefined, includeTombstoned: boolean): Promise<{ items: KeyRecord[]; next: KeyCursor | null }> {
-    // One more than asked says whether another page exists without a second query.
-    const rows = await this.deps.store.page({ limit: limit + 1, after, includeTombstoned });
+    // From memory, which holds every key (a store that is down does not stop the list); one more than
+    // asked says whether another page exists.
+    const rows = this.deps.registry.page(limit + 1, after, includeTombstoned);
     const items = rows.slice(0, limit);
     const last = items.at(-1);
     return { items, next: rows.length > limit && last ? { createdAt: last.createdAt, id: last.id } : null };

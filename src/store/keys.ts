@@ -30,12 +30,6 @@ export interface KeyCursor {
   readonly id: string;
 }
 
-export interface KeyPageQuery {
-  readonly limit: number;
-  readonly after?: KeyCursor;
-  readonly includeTombstoned: boolean;
-}
-
 export interface KeyStore {
   /** Every key, tombstoned ones included: the registry is built from this at boot. */
   all(): Promise<KeyRecord[]>;
@@ -43,8 +37,6 @@ export interface KeyStore {
   insert(record: KeyRecord): void;
   /** Replaces the row of `record.id`; synchronous like insert. */
   update(record: KeyRecord): void;
-  /** Up to `limit` keys after `after`, ordered by created_at then id. */
-  page(query: KeyPageQuery): Promise<KeyRecord[]>;
 }
 
 /** A keys row as sqlite and postgres both answer it (postgres's BIGINTs made numbers first). */
@@ -118,14 +110,5 @@ export class SqliteKeyStore implements KeyStore {
          enabled = $enabled, created_at = $created_at, expires_at = $expires_at, revoked_at = $revoked_at, deleted_at = $deleted_at, aws_access_key_id = $aws_access_key_id WHERE id = $id`,
       )
       .run(keyParams(record));
-  }
-
-  async page(query: KeyPageQuery): Promise<KeyRecord[]> {
-    const tombstoned = query.includeTombstoned ? "" : "AND deleted_at IS NULL";
-    const after = query.after ?? { createdAt: -1, id: "" };
-    const rows = this.db
-      .query(`SELECT ${KEY_COLUMNS} FROM keys WHERE (created_at > $created_at OR (created_at = $created_at AND id > $id)) ${tombstoned} ORDER BY created_at, id LIMIT $limit`)
-      .all({ created_at: after.createdAt, id: after.id, limit: query.limit }) as KeyRow[];
-    return rows.map(keyFromRow);
   }
 }

@@ -1,7 +1,7 @@
 // A replica of the built binary when its PostgreSQL stops mid-run and comes back: keys keep
-// authenticating from memory and requests are served, /healthz says degraded, an admin mutation is
-// refused without being half-applied, and after the database returns the ledger holds every request that
-// was served (counted) and /healthz says ok again.
+// authenticating from memory and requests are served, /healthz says degraded, admin reads answer from
+// memory, an admin mutation is refused without being half-applied, and after the database returns the
+// ledger holds every request that was served (counted) and /healthz says ok again.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
 import { json, LISTEN_ANY, startGateway, type RunningGateway } from "../support/gateway.ts";
@@ -56,6 +56,12 @@ describe("a replica whose database stops and returns", () => {
     expect(down.state).toBe("unavailable");
     expect(down.spooled_rows).toBeGreaterThan(0);
     expect(await storeUp(key.token)).toBe(0);
+    // Reads are answered from memory.
+    const listed = await admin("/keys");
+    expect(listed.status).toBe(200);
+    expect(((await listed.json()) as { items: { id: string }[] }).items.map((k) => k.id)).toEqual([key.id]);
+    expect((await admin("/groups")).status).toBe(200);
+    expect((await admin("/info")).status).toBe(200);
     const refused = await admin("/keys", { method: "POST", body: JSON.stringify({ name: "while-down" }) });
     expect(refused.status).toBe(500);
     const refusal = await refused.text();

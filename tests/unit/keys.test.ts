@@ -166,6 +166,21 @@ describe("pagination", () => {
     expect(parseKeyListQuery({ cursor, limit: "500", include: "tombstoned" })).toEqual({ ok: true, value: { limit: 500, after: { createdAt: NOW, id: "key_9" }, includeTombstoned: true } });
   });
 
+  test("the registry lists from memory in (created_at, id) order: loaded unsorted, added, changed in place", () => {
+    const registry = new KeyRegistry();
+    const rec = (id: string, createdAt: number, over: Partial<KeyRecord> = {}): KeyRecord => ({ id, name: id, subject: id, tokenHash: "h", allowedPools: null, group: null, labels: {}, enabled: true, createdAt, expiresAt: NOW + 60, revokedAt: null, deletedAt: null, awsAccessKeyId: null, ...over });
+    registry.load([rec("key_c", 20), rec("key_a", 10), rec("key_b", 20), rec("key_gone", 15, { deletedAt: 16 })]);
+    registry.put(rec("key_0", 5));
+    registry.put(rec("key_d", 20));
+    registry.put(rec("key_b", 20, { name: "renamed" }));
+    const ids = (records: KeyRecord[]) => records.map((r) => r.id);
+    expect(ids(registry.page(100, undefined, true))).toEqual(["key_0", "key_a", "key_gone", "key_b", "key_c", "key_d"]);
+    expect(ids(registry.page(100, undefined, false))).toEqual(["key_0", "key_a", "key_b", "key_c", "key_d"]);
+    expect(registry.page(100, undefined, false).find((r) => r.id === "key_b")!.name).toBe("renamed");
+    expect(ids(registry.page(2, { createdAt: 15, id: "key_gone" }, false))).toEqual(["key_b", "key_c"]);
+    expect(ids(registry.page(10, { createdAt: 20, id: "key_d" }, true))).toEqual([]);
+  });
+
   test("pages walk every key once in (created_at, id) order, also while keys are added", async () => {
     const { service, registry } = serviceOver();
     const ids: string[] = [];

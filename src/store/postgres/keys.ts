@@ -1,7 +1,7 @@
 // Virtual keys in the fleet's PostgreSQL: the sqlite store's rows and mapping (store/keys.ts), with
 // writes queued into the change's audit transaction (writes.ts).
 import type { SQL } from "bun";
-import { KEY_COLUMNS, keyFromRow, keyParams, type KeyPageQuery, type KeyRecord, type KeyRow, type KeyStore } from "../keys.ts";
+import { KEY_COLUMNS, keyFromRow, keyParams, type KeyRecord, type KeyRow, type KeyStore } from "../keys.ts";
 import { numbers, queueWrite } from "./writes.ts";
 
 const BIGINTS = ["enabled", "created_at", "expires_at", "revoked_at", "deleted_at"] as const;
@@ -33,11 +33,4 @@ export class PgKeyStore implements KeyStore {
     );
   }
 
-  async page(query: KeyPageQuery): Promise<KeyRecord[]> {
-    const after = query.after ?? { createdAt: -1, id: "" };
-    const rows = query.includeTombstoned
-      ? await this.sql`SELECT * FROM keys WHERE (created_at > ${after.createdAt} OR (created_at = ${after.createdAt} AND id > ${after.id})) ORDER BY created_at, id LIMIT ${query.limit}`
-      : await this.sql`SELECT * FROM keys WHERE (created_at > ${after.createdAt} OR (created_at = ${after.createdAt} AND id > ${after.id})) AND deleted_at IS NULL ORDER BY created_at, id LIMIT ${query.limit}`;
-    return rows.map(fromPg);
-  }
 }
