@@ -145,6 +145,20 @@ auth:
     expect(run.stderr).not.toContain(server().password);
   }, 30_000);
 
+  test("an unreachable database and another signing key each stop the boot with a line naming the store", async () => {
+    const dir = tempDir("gw-replica-bad-");
+    await Bun.write(`${dir}/gateway.yaml`, config.replace("pool_size: 4", "pool_size: 4, connect_timeout_secs: 1"));
+    const dead = `postgres://gateway:${encodeURIComponent(server().password)}@127.0.0.1:1/fleet`;
+    const unreachable = await runGateway(["--config", `${dir}/gateway.yaml`], { cwd: dir, env: { ...ENV, GW_PG_URL: dead }, timeoutMs: 20_000 });
+    expect(unreachable.code).not.toBe(0);
+    expect(unreachable.stderr).toContain("store postgres (gateway@127.0.0.1:1/fleet): unreachable");
+    expect(unreachable.stderr).not.toContain(server().password);
+    const otherKey = await runGateway(["--config", `${dir}/gateway.yaml`], { cwd: dir, env: { ...ENV, GW_SIGNING_KEY: "another-signing-key-99887766", GW_PG_URL: url }, timeoutMs: 20_000 });
+    expect(otherKey.code).not.toBe(0);
+    expect(otherKey.stderr).toContain(`store postgres (gateway@127.0.0.1:${server().port}/fleet): auth.signing_key differs`);
+    expect(otherKey.stderr).not.toContain("another-signing-key-99887766");
+  }, 30_000);
+
   test("a URL written in the config rather than referenced is refused at --check, its value never repeated", async () => {
     const dir = tempDir("gw-replica-plain-");
     await Bun.write(`${dir}/gateway.yaml`, config.replace("{env: GW_PG_URL}", `"postgres://gateway:plain-secret-77@127.0.0.1:5432/fleet"`));
