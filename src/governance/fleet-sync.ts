@@ -22,9 +22,9 @@ export class FleetSync {
 
   constructor(private readonly deps: FleetSyncDeps) {}
 
-  /** Resources other replicas changed (`key:<id>`, `group:<name>`, ...): what they belong to is reloaded. */
+  /** Resources other replicas changed (`key:<id>`, `group:<name>`, ...): those keys, and the groups, are reloaded. */
   changed(resources: readonly string[]): Promise<void> {
-    const keys = resources.some((r) => r.startsWith("key:"));
+    const keys = [...new Set(resources.filter((r) => r.startsWith("key:")).map((r) => r.slice(4)))];
     // A group change can come with its keys (a mint that provisions its group).
     const groups = resources.some((r) => r.startsWith("group:"));
     return this.#reload(keys, groups);
@@ -32,7 +32,7 @@ export class FleetSync {
 
   /** Everything, whatever was missed. */
   reconcile(): Promise<void> {
-    return this.#reload(true, true);
+    return this.#reload("all", true);
   }
 
   start(): void {
@@ -45,12 +45,14 @@ export class FleetSync {
     this.#timer = undefined;
   }
 
-  #reload(keys: boolean, groups: boolean): Promise<void> {
-    if (!keys && !groups) return this.#running;
+  /** `keys`: the ids to reload, or all of them. */
+  #reload(keys: readonly string[] | "all", groups: boolean): Promise<void> {
+    if (keys !== "all" && keys.length === 0 && !groups) return this.#running;
     const run = this.#running.then(() =>
       this.deps.audit.exclusive(async () => {
         if (groups) await this.deps.groups.load();
-        if (keys) await this.deps.keys.load();
+        if (keys === "all") await this.deps.keys.load();
+        else if (keys.length > 0) await this.deps.keys.refresh(keys);
       }),
     );
     // A failed reload (the store down) is retried by the next change or reconcile; it never wedges them.

@@ -65,6 +65,11 @@ export class KeyService {
     return records.length;
   }
 
+  /** Reloads these keys from the store into the registry (another replica changed them). */
+  async refresh(ids: readonly string[]): Promise<void> {
+    for (const record of await this.deps.store.byIds(ids)) this.deps.registry.put(record);
+  }
+
   async create(input: NewKey, principal: string): Promise<MintedKey> {
     const signingKey = this.deps.signingKey();
     if (signingKey === undefined) return this.refuse("key.create", "key", principal, "invalid_request", "auth.signing_key is not configured, so no key can be minted");

@@ -33,6 +33,8 @@ export interface KeyCursor {
 export interface KeyStore {
   /** Every key, tombstoned ones included: the registry is built from this at boot. */
   all(): Promise<KeyRecord[]>;
+  /** The keys of these ids that exist (a replica reloads what another changed: governance/fleet-sync.ts). */
+  byIds(ids: readonly string[]): Promise<KeyRecord[]>;
   /** Synchronous, so it can join the audit entry's transaction (AuditStore.append). */
   insert(record: KeyRecord): void;
   /** Replaces the row of `record.id`; synchronous like insert. */
@@ -95,6 +97,11 @@ export class SqliteKeyStore implements KeyStore {
 
   async all(): Promise<KeyRecord[]> {
     return (this.db.query(`SELECT ${KEY_COLUMNS} FROM keys ORDER BY created_at, id`).all() as KeyRow[]).map(keyFromRow);
+  }
+
+  async byIds(ids: readonly string[]): Promise<KeyRecord[]> {
+    if (ids.length === 0) return [];
+    return (this.db.query(`SELECT ${KEY_COLUMNS} FROM keys WHERE id IN (${ids.map(() => "?").join(", ")})`).all(...ids) as KeyRow[]).map(keyFromRow);
   }
 
   insert(record: KeyRecord): void {

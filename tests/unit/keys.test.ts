@@ -199,6 +199,17 @@ describe("pagination", () => {
     expect((await service.page(100, undefined, true)).items.map((r) => r.id)).toContain(ids[0]!);
     expect(registry.get(ids[0]!)?.tokenHash).toBe("");
   });
+
+  test("refresh reloads the named keys from the store into the registry (another replica changed them)", async () => {
+    const { service, registry, store } = serviceOver();
+    const minted = await service.create(newKey("elsewhere"), "admin");
+    // Changed in the store behind this registry's back, as another replica's revoke would be.
+    store.update({ ...minted.record, revokedAt: NOW + 5 });
+    expect(keyState(registry.get(minted.record.id)!)).toBe("active");
+    await service.refresh([minted.record.id, "key_unknown"]);
+    expect(keyState(registry.get(minted.record.id)!)).toBe("revoked");
+    expect(registry.get("key_unknown")).toBeUndefined();
+  });
 });
 
 /** A small real GroupResolver over a fixed set of groups, with the spec's mint rules. */
@@ -230,8 +241,9 @@ function serviceOver(groups?: GroupResolver) {
   const records: AuditRecord[] = [];
   const registry = new KeyRegistry();
   let clock = NOW * 1000;
+  const store = new SqliteKeyStore(database);
   const service = new KeyService({
-    store: new SqliteKeyStore(database),
+    store,
     registry,
     audit: recordingSink(records),
     groups,
@@ -239,7 +251,7 @@ function serviceOver(groups?: GroupResolver) {
     // Each mint a second later, so the listing order is the mint order.
     now: () => (clock += 1000),
   });
-  return { service, registry, records, database };
+  return { service, registry, records, database, store };
 }
 
 async function refusal(promise: Promise<unknown>): Promise<GatewayError> {

@@ -70,6 +70,8 @@ describe("postgres fleet store", () => {
       const revoked = { ...record, revokedAt: 1_800_000_001_000, enabled: false };
       await b!.log.commit({ action: "key.revoke", resource: "key:k-1", principal: "admin" }, () => ({ write: () => b!.keys.update(revoked), apply: () => undefined }));
       expect(await a!.keys.all()).toEqual([revoked]);
+      expect(await a!.keys.byIds(["k-1", "k-none"])).toEqual([revoked]);
+      expect(await a!.keys.byIds([])).toEqual([]);
       expect((await a!.audit.page(10)).map((e) => [e.seq, e.action])).toEqual([
         [2, "key.revoke"],
         [1, "key.create"],

@@ -14,6 +14,11 @@ export class PgKeyStore implements KeyStore {
     return (await this.sql.unsafe(`SELECT ${KEY_COLUMNS} FROM keys ORDER BY created_at, id`)).map(fromPg);
   }
 
+  async byIds(ids: readonly string[]): Promise<KeyRecord[]> {
+    if (ids.length === 0) return [];
+    return (await this.sql.unsafe(`SELECT ${KEY_COLUMNS} FROM keys WHERE id = ANY($1::text[])`, [ids])).map(fromPg);
+  }
+
   insert(record: KeyRecord): void {
     const p = keyParams(record);
     queueWrite(
