@@ -46,6 +46,9 @@ async function timeUntil(holds: () => Promise<boolean>, boundMs: number): Promis
   return performance.now() - start;
 }
 
+/** Requests the fleet's ledger holds for one key. */
+const ledgerOf = async (keyId: string) => Number(((await server().sql(`SELECT COALESCE(SUM(requests), 0)::int AS n FROM ledger WHERE key_id = '${keyId}'`, "fleet")) as { n: number }[])[0]!.n);
+
 const served = async (r: RunningGateway, token: string) => {
   try {
     await chat(r, token);
@@ -133,6 +136,19 @@ auth:
       await single.stop();
     }
   });
+
+  test("kill -9 of a replica loses no metering of requests that ended more than the documented window before it", async () => {
+    const victim = await startGateway(config, { env: { ...ENV, GW_PG_URL: url } });
+    const minted = (await json(await admin(replicas[0]!, "/keys", { method: "POST", body: JSON.stringify({ name: "victim" }) }))) as { id: string; token: string };
+    await timeUntil(() => served(victim, minted.token), 2_000); // the key has reached the victim
+    await Bun.sleep(400); // and that request's row is written
+    const before = await ledgerOf(minted.id);
+    for (let i = 0; i < 20; i++) await chat(victim, minted.token);
+    await Bun.sleep(400); // past METERING_AT_RISK_MS (200 ms): the rows are in the database
+    victim.proc.kill("SIGKILL");
+    await victim.proc.exited;
+    expect((await ledgerOf(minted.id)) - before).toBe(20);
+  }, 30_000);
 
   test("bad credentials stop the boot with a line naming the store, never the password", async () => {
     const wrong = url.replace(encodeURIComponent(server().password), "wrong-password-9c1d");
