@@ -17,6 +17,7 @@ import { ConfigHolder, type Snapshot } from "./config/snapshot.ts";
 import { listenerAddress, startListener } from "./http/serve.ts";
 import { SqliteStore, StoreOpenError } from "./store/sqlite.ts";
 import { sqliteStores } from "./store/set.ts";
+import type { AuditStore } from "./store/audit.ts";
 import { markRunning as markRunningIn, markStopped as markStoppedIn, markUnsaved as markUnsavedIn, takeUnsaved as takeUnsavedIn } from "./store/ledger.ts";
 import { openStore, type OpenedStore } from "./store/open.ts";
 import type { ReplicaRegistry } from "./store/postgres/replicas.ts";
@@ -146,16 +147,23 @@ async function verifyAuditCommand(result: LoadResult, source: string): Promise<n
     return 1;
   }
   try {
-    const verdict = await verifyAudit(sqliteStores(store).audit);
+    return await reportAudit(sqliteStores(store).audit, `store ${path}`);
+  } finally {
+    await store.close();
+  }
+}
+
+/** The chain checked end to end, as plain lines; `named` is how the store is named in an unreadable one. */
+async function reportAudit(audit: AuditStore, named: string): Promise<number> {
+  try {
+    const verdict = await verifyAudit(audit);
     if (verdict.ok) return out(`audit log intact: ${verdict.checked} entries checked`), 0;
     process.stderr.write(`audit log broken at entry ${verdict.first_bad_seq}: ${verdict.reason} (${verdict.checked} entries before it are intact)\n`);
     return 1;
   } catch (error) {
     if (!isStoreError(error)) throw error;
-    process.stderr.write(`store unreadable: store ${path}: ${(error as Error).message}\n`);
+    process.stderr.write(`store unreadable: ${named}: ${(error as Error).message}\n`);
     return 1;
-  } finally {
-    await store.close();
   }
 }
 
@@ -170,17 +178,17 @@ async function verifyFleetAudit(snapshot: Snapshot): Promise<number> {
     return 1;
   }
   try {
-    const verdict = await verifyAudit(opened.stores.audit);
-    if (verdict.ok) return out(`audit log intact: ${verdict.checked} entries checked`), 0;
-    process.stderr.write(`audit log broken at entry ${verdict.first_bad_seq}: ${verdict.reason} (${verdict.checked} entries before it are intact)\n`);
-    return 1;
+    return await reportAudit(opened.stores.audit, opened.label);
   } finally {
-    await opened.stores.store.close();
+    await opened.stores.store.close().catch(() => undefined);
   }
 }
 
-/** What reading the store at boot can throw: our own named refusal, or sqlite's (a column or table it cannot read). */
-const isStoreError = (error: unknown) => error instanceof StoreOpenError || (error instanceof Error && error.name === "SQLiteError");
+/**
+ * What reading the store at boot can throw: our own named refusal, sqlite's (a column or table it cannot
+ * read), or PostgreSQL's (the database gone or refusing between the connect and the load).
+ */
+const isStoreError = (error: unknown) => error instanceof StoreOpenError || (error instanceof Error && (error.name === "SQLiteError" || error.name === "PostgresError"));
 
 function storePathOf(snapshot: Snapshot): string {
   const configuredPath = snapshot.store.module === "sqlite" ? snapshot.store.path : "./gateway.db";
@@ -201,6 +209,8 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
   }
   const store = opened.stores.store;
   const storePath = opened.label;
+  /** How a line names the store: `store <path>`, or the fleet's `store postgres (user@host:port/db)`. */
+  const storeName = opened.single ? `store ${storePath}` : storePath;
   if (opened.created) logger.info(`creating new store at ${storePath}`, { store: storePath });
   // A fleet's store is shared: run state and unsaved rows are one process's facts, kept only in its own store.
   const markRunning = opened.single ? markRunningIn : async () => ({ unclean: false, lastWrittenAt: null });
@@ -246,7 +256,7 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
     const sync = apps.fleetSync;
     if (opened.listen && sync) {
       stopListening = await opened.listen((resources) => void sync.changed(resources), () => void sync.reconcile()).catch((error: unknown) => {
-        throw new StoreOpenError(`${storePath}: cannot listen for the other replicas' changes: ${error instanceof Error ? error.message : String(error)}`);
+        throw new StoreOpenError(`cannot listen for the other replicas' changes: ${error instanceof Error ? error.message : String(error)}`);
       });
       sync.start();
     }
@@ -259,7 +269,7 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
     }
     // A stored row that does not parse, or a table sqlite cannot read: named in one line, not a stack trace.
     if (!isStoreError(error)) throw error;
-    logger.error("store unreadable; not starting", { store: storePath, error: `store ${storePath}: ${(error as Error).message}` });
+    logger.error("store unreadable; not starting", { store: storePath, error: `${storeName}: ${(error as Error).message}` });
     await store.close().catch(() => undefined);
     return 1;
   }

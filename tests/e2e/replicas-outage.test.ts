@@ -4,23 +4,13 @@
 // ledger holds every request that was served (counted) and /healthz says ok again.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
-import { json, LISTEN_ANY, startGateway, type RunningGateway } from "../support/gateway.ts";
-import { usePostgres } from "../support/postgres.ts";
+import { json, startGateway, type RunningGateway } from "../support/gateway.ts";
+import { replicaConfig, usePostgres } from "../support/postgres.ts";
 import { until } from "../support/until.ts";
 
 const server = usePostgres("pg-outage-");
 const ENV = { GW_ADMIN: "outage-admin-token-5e6f", GW_SIGNING_KEY: "outage-signing-key-0011223344" };
-const config = `${LISTEN_ANY}store: {module: postgres, settings: {url: {env: GW_PG_URL}, pool_size: 2}}
-providers:
-  local: {protocol: mock}
-models:
-  mock-1: {provider: local}
-auth:
-  chain: [keys]
-  signing_key: {env: GW_SIGNING_KEY}
-  admin_auth: [admin-tokens]
-  admin_tokens: [{token: {env: GW_ADMIN}}]
-`;
+const config = replicaConfig(2);
 
 let gw: RunningGateway;
 let url: string;

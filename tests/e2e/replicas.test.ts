@@ -5,21 +5,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
 import { json, LISTEN_ANY, runGateway, startGateway, tempDir, type RunningGateway } from "../support/gateway.ts";
-import { usePostgres } from "../support/postgres.ts";
+import { replicaConfig, usePostgres } from "../support/postgres.ts";
 
 const server = usePostgres("pg-replicas-");
 const ENV = { GW_ADMIN: "replica-admin-token-5e6f", GW_SIGNING_KEY: "replica-signing-key-0011223344" };
-const config = `${LISTEN_ANY}store: {module: postgres, settings: {url: {env: GW_PG_URL}, pool_size: 4}}
-providers:
-  local: {protocol: mock}
-models:
-  mock-1: {provider: local}
-auth:
-  chain: [keys]
-  signing_key: {env: GW_SIGNING_KEY}
-  admin_auth: [admin-tokens]
-  admin_tokens: [{token: {env: GW_ADMIN}}]
-`;
+const config = replicaConfig(4);
 
 let url: string;
 let replicas: RunningGateway[] = [];
@@ -173,6 +163,21 @@ auth:
     expect(otherKey.code).not.toBe(0);
     expect(otherKey.stderr).toContain(`store postgres (gateway@127.0.0.1:${server().port}/fleet): auth.signing_key differs`);
     expect(otherKey.stderr).not.toContain("another-signing-key-99887766");
+  }, 30_000);
+
+  test("a table missing from the fleet's database stops the boot with one line naming the store, no stack trace", async () => {
+    const broken = await server().createDatabase("broken");
+    const first = await startGateway(config, { env: { ...ENV, GW_PG_URL: broken } });
+    expect(await first.stop()).toBe(0);
+    await server().sql("DROP TABLE groups", "broken");
+    const dir = tempDir("gw-replica-broken-");
+    await Bun.write(`${dir}/gateway.yaml`, config);
+    const run = await runGateway(["--config", `${dir}/gateway.yaml`], { cwd: dir, env: { ...ENV, GW_PG_URL: broken }, timeoutMs: 20_000 });
+    expect(run.code).toBe(1);
+    const line = run.stderr.split("\n").find((l) => l.includes("store unreadable; not starting"));
+    expect(JSON.parse(line!).error).toStartWith(`store postgres (gateway@127.0.0.1:${server().port}/broken): `);
+    expect(run.stderr).not.toContain("    at ");
+    expect(run.stderr).not.toContain(server().password);
   }, 30_000);
 
   test("a URL written in the config rather than referenced is refused at --check, its value never repeated", async () => {

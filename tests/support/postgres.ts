@@ -183,3 +183,18 @@ export function usePostgres(prefix: string): () => RunningPostgres {
     return pg;
   };
 }
+
+/** A replica's config for the e2e tests: a mock model, virtual keys, an admin token; the URL from GW_PG_URL. */
+export const replicaConfig = (poolSize: number) => `listen: 127.0.0.1:0
+admin_listen: 127.0.0.1:0
+store: {module: postgres, settings: {url: {env: GW_PG_URL}, pool_size: ${poolSize}}}
+providers:
+  local: {protocol: mock}
+models:
+  mock-1: {provider: local}
+auth:
+  chain: [keys]
+  signing_key: {env: GW_SIGNING_KEY}
+  admin_auth: [admin-tokens]
+  admin_tokens: [{token: {env: GW_ADMIN}}]
+`;

@@ -2,10 +2,11 @@
 // "replica" its own store and audit log on one database: one gap-free audit chain however they interleave,
 // a change's key or group rows committed with its entry or not at all, and rows read back as sqlite's.
 import { describe, expect, test } from "bun:test";
+import { SQL } from "bun";
 import { AuditLog, verifyAudit } from "../../src/governance/audit.ts";
 import type { KeyRecord } from "../../src/store/keys.ts";
 import type { LedgerRow } from "../../src/store/ledger.ts";
-import { PgAuditStore } from "../../src/store/postgres/audit.ts";
+import { APPEND_LOCK, PgAuditStore } from "../../src/store/postgres/audit.ts";
 import { PgGroupStore } from "../../src/store/postgres/groups.ts";
 import { PgKeyStore } from "../../src/store/postgres/keys.ts";
 import { PgLedgerStore } from "../../src/store/postgres/ledger.ts";
@@ -16,11 +17,11 @@ const KEY = "k".repeat(48);
 const server = usePostgres("pg-fleet-");
 
 /** `n` replicas' stores on one fresh database. */
-async function replicas(database: string, n: number) {
+async function replicas(database: string, n: number, statementTimeoutMs?: number) {
   const url = await server().createDatabase(database);
   return Promise.all(
     Array.from({ length: n }, async (_, i) => {
-      const store = await PostgresStore.open({ url, schema: "public", poolSize: 4, connectTimeoutSecs: 5 }, { signingKey: KEY });
+      const store = await PostgresStore.open({ url, schema: "public", poolSize: 4, connectTimeoutSecs: 5, ...(statementTimeoutMs && { statementTimeoutMs }) }, { signingKey: KEY });
       const audit = new PgAuditStore(store.sql);
       return { store, audit, log: new AuditLog(audit, () => 1_800_000_000_000 + i), keys: new PgKeyStore(store.sql), groups: new PgGroupStore(store.sql) };
     }),
@@ -123,6 +124,30 @@ describe("postgres fleet store", () => {
       expect(await b!.groups.all()).toEqual([]);
     } finally {
       await Promise.all([a!.store.close(), b!.store.close()]);
+    }
+  }, 60_000);
+
+  test("an append waiting on a lock held elsewhere fails after the statement timeout instead of hanging, and loses no seq", async () => {
+    const [a] = await replicas("stuck", 1, 500);
+    const other = new SQL(server().url("stuck"), { max: 1 });
+    const held = await other.reserve();
+    try {
+      await a!.log.record({ action: "thing.create", resource: "thing:1", outcome: "applied", principal: "admin" });
+      // The lock every append takes, held by another session (a stuck replica's transaction would do the same).
+      await held`SELECT pg_advisory_lock(${APPEND_LOCK})`;
+      const started = Date.now();
+      await expect(a!.log.record({ action: "thing.create", resource: "thing:2", outcome: "applied", principal: "admin" })).rejects.toThrow("statement timeout");
+      expect(Date.now() - started).toBeLessThan(5_000);
+      await held`SELECT pg_advisory_unlock(${APPEND_LOCK})`;
+      await a!.log.record({ action: "thing.create", resource: "thing:3", outcome: "applied", principal: "admin" });
+      expect((await a!.audit.forward(0, 10)).map((e) => [e.seq, e.resource])).toEqual([
+        [1, "thing:1"],
+        [2, "thing:3"],
+      ]);
+    } finally {
+      held.release();
+      await other.close();
+      await a!.store.close();
     }
   }, 60_000);
 

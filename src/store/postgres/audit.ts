@@ -10,7 +10,7 @@ import { CHANGES_CHANNEL } from "./changes.ts";
 import { collectWrites, numbers } from "./writes.ts";
 
 /** pg_advisory_xact_lock key serializing appends (any fixed number; the schema's tables are the fleet's). */
-const APPEND_LOCK = 0x6761_7564_6974n; // "gaudit"
+export const APPEND_LOCK = 0x6761_7564_6974n; // "gaudit"
 
 const entryOf = (row: AuditEntry) => numbers(row, ["seq", "ts"]);
 

@@ -10,7 +10,12 @@ export interface PostgresTarget {
   readonly schema: string;
   readonly poolSize: number;
   readonly connectTimeoutSecs: number;
+  /** The server ends any statement, lock wait included, past this; and a transaction idle this long. */
+  readonly statementTimeoutMs?: number;
 }
+
+/** No statement of the request path or of an admin change waits on the database longer than this. */
+export const STATEMENT_TIMEOUT_MS = 10_000;
 
 /** `store postgres (user@host:port/db)`: how every line about this store names it. */
 export function describeStore(url: string): string {
@@ -58,7 +63,14 @@ export async function connect(target: PostgresTarget, now: () => number = Date.n
         connectionTimeout: Math.min(left, target.connectTimeoutSecs),
         idleTimeout: 60,
         // The schema need not exist yet: open() creates it before the first table is touched.
-        connection: { application_name: "gateway", search_path: target.schema },
+        // Server-side bounds: a lock held elsewhere or a stuck query fails the statement rather than
+        // holding an admin change (and every one queued behind it) or a ledger batch forever.
+        connection: {
+          application_name: "gateway",
+          search_path: target.schema,
+          statement_timeout: target.statementTimeoutMs ?? STATEMENT_TIMEOUT_MS,
+          idle_in_transaction_session_timeout: target.statementTimeoutMs ?? STATEMENT_TIMEOUT_MS,
+        },
       });
       await client`SELECT 1`;
       return client;

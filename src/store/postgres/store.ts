@@ -60,6 +60,8 @@ export class PostgresStore implements Store {
     // One connection holds the lock for the whole run; a session lock is freed if this process dies.
     const conn = await this.sql.reserve();
     try {
+      // A migration may rebuild a large table, and a replica waits on the lock for the one migrating.
+      await conn.unsafe("SET statement_timeout = 0");
       await conn.unsafe(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(this.schema)}`);
       await conn`SELECT pg_advisory_lock(${migrationLockKey(this.schema)})`;
       try {
@@ -75,6 +77,7 @@ export class PostgresStore implements Store {
         }
       } finally {
         await conn`SELECT pg_advisory_unlock(${migrationLockKey(this.schema)})`.catch(() => {});
+        await conn.unsafe("RESET statement_timeout").catch(() => {});
       }
     } finally {
       conn.release();
