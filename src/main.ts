@@ -277,6 +277,8 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
   const shutdown = shutdownOnSignals(servers, logger, async () => {
     // The ledger's last batch goes in before the store closes; then this run counts as a clean stop.
     apps.fleetSync?.stop();
+    // Settled before the others may take this replica for gone and free its leases as spent.
+    await opened.stores.limits?.drain();
     await registry?.stop();
     await Promise.all([apps.metering.flush(), apps.telemetry.close(), stopListening?.().catch(() => undefined)]);
     if (apps.metering.keptRows > 0) {

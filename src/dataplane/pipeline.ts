@@ -159,7 +159,9 @@ async function serveModelRequest(deps: PipelineDeps, ingress: ProtocolAdapter, r
   }
   // Group limits: admission counts the request and reserves its estimate before any lane is tried
   // (failures are not refunded; the estimate is settled when the request ends).
-  const metered = deps.metering?.admit(principal, pool.name, model, { pool, body, bodyBytes: contentLength(request) });
+  let metered = deps.metering?.admit(principal, pool.name, model, { pool, body, bodyBytes: contentLength(request) });
+  // A fleet's limited chain takes its reservation in the shared store (one round trip); all else answers at once.
+  if (metered instanceof Promise) metered = await metered;
   if (metered && !metered.ok) return refuse(metered.error, pool.name);
   const meter = metered?.meter;
 

@@ -6,13 +6,15 @@ import type { LedgerStore } from "../store/ledger.ts";
 import type { Logger } from "../telemetry/logger.ts";
 import { GroupService } from "./groups.ts";
 import { LimitEngine } from "./limits.ts";
+import { FleetAdmitter } from "./fleet-limits.ts";
+import type { LimitCounters } from "../store/limit-counters.ts";
 import { Metering } from "./metering.ts";
 import type { AuditSink } from "./types.ts";
 import { UsageService, type KeyLookup } from "./usage.ts";
 
 export interface GroupGovernanceDeps {
   /** The store's groups and ledger (store/set.ts). */
-  readonly stores: { readonly groups: GroupStore; readonly ledger: LedgerStore };
+  readonly stores: { readonly groups: GroupStore; readonly ledger: LedgerStore; readonly limits?: LimitCounters; readonly label: string };
   readonly holder: ConfigHolder;
   readonly logger: Logger;
   /** Epoch milliseconds. */
@@ -35,10 +37,16 @@ export interface GroupGovernance {
 export function buildGroupGovernance(deps: GroupGovernanceDeps): GroupGovernance {
   const { stores, holder, logger, now } = deps;
   const groups = new GroupService({ holder, store: stores.groups, audit: deps.audit, logger, now, hasBoundKeys: deps.hasBoundKeys });
-  const limits = new LimitEngine(now, () => groups.tree());
   const ledger = stores.ledger;
   // Boot-scoped, as the whole `store` block is.
   const settings = holder.current.config.store?.settings;
+  const onUnavailable = settings?.on_unavailable ?? "fail_closed";
+  const admitter = stores.limits && new FleetAdmitter(stores.limits, onUnavailable, (unavailable, error) =>
+    unavailable
+      ? logger.warn("store unavailable: limits cannot be checked", { store: stores.label, on_unavailable: onUnavailable, error })
+      : logger.warn("store available again: limits checked", { store: stores.label }),
+  );
+  const limits = new LimitEngine(now, () => groups.tree(), admitter);
   const metering = new Metering({ holder, limits, ledger, logger, now, onUnavailable: settings?.on_unavailable, maxUnsavedRows: settings?.max_unsaved_rows });
   const usage = new UsageService({ holder, groups, limits, metering, ledger, keyLookup: deps.keyLookup, now });
   return {

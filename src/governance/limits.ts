@@ -63,19 +63,20 @@ export class ConcurrencyCounter {
   inflight = 0;
 }
 
-interface WindowCheck {
+export interface WindowCheck {
   readonly group: string;
   readonly limit: WindowLimit;
   readonly bucket: Bucket;
 }
-interface ConcurrencyCheck {
+export interface ConcurrencyCheck {
   readonly group: string;
   readonly cap: number;
   readonly counter: ConcurrencyCounter;
+  readonly pool: string | null;
 }
 
 /** Everything one (group, pool) pair is held to, resolved once per tree and pool. */
-interface Plan {
+export interface Plan {
   /** Why nothing is admitted: a frozen group up the chain, or a group that no longer exists. */
   readonly refusal: IrError | undefined;
   readonly checks: readonly WindowCheck[];
@@ -84,9 +85,21 @@ interface Plan {
   readonly caps: readonly ConcurrencyCheck[];
   /** Some check caps tokens or budget: only then is an estimate worth making. */
   readonly reserves: boolean;
+  /** The fleet's own form of the plan (fleet-limits.ts), made on its first use. */
+  fleet?: unknown;
 }
 
-type Pricing = Pick<GatewayConfig, "rate_card" | "per_request_fee">;
+/**
+ * Where admissions are decided when not in this process's memory: a fleet's shared counters
+ * (fleet-limits.ts). Handed only plans that hold the request to something.
+ */
+export interface Admitter {
+  /** The last admission could not reach where it is decided. */
+  readonly unavailable: boolean;
+  admit(plan: Plan, pricing: Pricing, estimate: (() => Reservation) | undefined, now: number): Promise<AdmitResult>;
+}
+
+export type Pricing = Pick<GatewayConfig, "rate_card" | "per_request_fee">;
 
 /** One admitted request's hold on its limits. */
 export class Admission {
@@ -98,7 +111,7 @@ export class Admission {
   readonly sizeTokens: number;
 
   constructor(
-    private readonly plan: Plan,
+    protected readonly plan: Plan,
     private readonly admittedAt: number,
     reservation: Reservation,
   ) {
@@ -158,6 +171,8 @@ export class LimitEngine {
   constructor(
     private readonly now: () => number,
     private readonly tree: () => ReadonlyMap<string, GroupNode>,
+    /** A fleet's: the shared counters decide (one round trip); none: this process's memory does. */
+    private readonly admitter?: Admitter,
   ) {}
 
   private current(): ReadonlyMap<string, GroupNode> {
@@ -174,32 +189,41 @@ export class LimitEngine {
    * reserving `estimate()` (called only when a token or budget cap needs it) until the request ends.
    * `now`: the caller's reading of the clock, when it has one (one per request).
    */
-  admit(group: string, pool: string, pricing: Pricing, estimate?: () => Reservation, now = this.now()): AdmitResult {
+  admit(group: string, pool: string, pricing: Pricing, estimate?: () => Reservation, now = this.now()): AdmitResult | Promise<AdmitResult> {
+    if (this.admitter) {
+      const plan = this.plan(group, pool);
+      if (!plan.refusal && plan !== UNLIMITED) return this.admitter.admit(plan, pricing, estimate, now);
+    }
+    return this.admitHere(group, pool, pricing, estimate, now);
+  }
+
+  /** The fleet's counters could not be reached by the last admission that needed them. */
+  get unavailable(): boolean {
+    return this.admitter?.unavailable ?? false;
+  }
+
+  /** admit() by this process's memory alone (a single process, or a fleet's chain with no limit). */
+  admitHere(group: string, pool: string, pricing: Pricing, estimate?: () => Reservation, now = this.now()): AdmitResult {
     const plan = this.plan(group, pool);
     if (plan.refusal) return { ok: false, error: plan.refusal };
     for (const bucket of plan.buckets) bucket.roll(now);
     // Budget first: an exhausted budget outlasts any rate window, so it is the answer worth giving.
-    for (const { group: owner, limit, bucket } of plan.checks) {
+    for (const check of plan.checks) {
+      const { limit, bucket } = check;
       if (limit.budget_cents == null) continue;
       const cap = limit.budget_cents * 1_000_000;
-      if (bucket.spendMicros >= cap) {
-        return { ok: false, error: irError("insufficient_quota", `Group ${owner} has used its ${limit.window} budget of ${limit.budget_cents} cents${poolNote(limit)}.`, { code: "insufficient_quota" }) };
-      }
-      if (bucket.spendMicros + bucket.reservedSpendMicros >= cap) {
-        return { ok: false, error: irError("rate_limit", `Group ${owner}'s ${limit.window} budget of ${limit.budget_cents} cents${poolNote(limit)} is held by requests in flight; retry after 1 s.`, { retryAfterSecs: 1 }) };
-      }
+      if (bucket.spendMicros >= cap) return { ok: false, error: windowRefusal("budget", check, now) };
+      if (bucket.spendMicros + bucket.reservedSpendMicros >= cap) return { ok: false, error: windowRefusal("budget_held", check, now) };
     }
-    for (const { group: owner, limit, bucket } of plan.checks) {
-      if (limit.requests != null && bucket.requests >= limit.requests) return { ok: false, error: windowRefusal(owner, limit, `${limit.requests} requests`, now) };
+    for (const check of plan.checks) {
+      const { limit, bucket } = check;
+      if (limit.requests != null && bucket.requests >= limit.requests) return { ok: false, error: windowRefusal("requests", check, now) };
       if (limit.tokens != null && bucket.tokens + bucket.reservedTokens >= limit.tokens) {
-        if (bucket.tokens >= limit.tokens) return { ok: false, error: windowRefusal(owner, limit, `${limit.tokens} tokens`, now) };
-        return { ok: false, error: irError("rate_limit", `Group ${owner}'s ${limit.tokens} tokens per ${limit.window}${poolNote(limit)} are held by requests in flight; retry after 1 s.`, { retryAfterSecs: 1 }) };
+        return { ok: false, error: windowRefusal(bucket.tokens >= limit.tokens ? "tokens" : "tokens_held", check, now) };
       }
     }
-    for (const { group: owner, cap, counter } of plan.caps) {
-      if (counter.inflight >= cap) {
-        return { ok: false, error: irError("rate_limit", `Group ${owner} allows ${cap} requests in flight at once.`, { retryAfterSecs: 1 }) };
-      }
+    for (const cap of plan.caps) {
+      if (cap.counter.inflight >= cap.cap) return { ok: false, error: concurrencyRefusal(cap) };
     }
     const fee = Math.round((pricing.per_request_fee ?? 0) * 1_000_000);
     const reservation = plan.reserves && estimate ? estimate() : NO_RESERVATION;
@@ -281,7 +305,7 @@ export class LimitEngine {
       for (const limit of node.limits) {
         if (limit.pool != null && limit.pool !== pool) continue;
         if (isWindowLimit(limit)) checks.push({ group: node.name, limit, bucket: this.bucket(node.name, limit.window, limit.pool ?? null) });
-        else caps.push({ group: node.name, cap: limit.concurrent, counter: this.counter(node.name, limit.pool ?? null) });
+        else caps.push({ group: node.name, cap: limit.concurrent, counter: this.counter(node.name, limit.pool ?? null), pool: limit.pool ?? null });
       }
     }
     if (checks.length === 0 && caps.length === 0) return UNLIMITED;
@@ -326,8 +350,30 @@ export class LimitEngine {
 const counterKey = (group: string, pool: string | null) => `${group}\u0000${pool ?? ""}`;
 const poolNote = (limit: { pool?: string | null }) => (limit.pool != null ? ` in pool ${limit.pool}` : "");
 
+/** Why a windowed cap refuses: spent, or held by the reservations of requests in flight. */
+export type WindowRefusal = "budget" | "budget_held" | "requests" | "tokens" | "tokens_held";
+
+/** The refusal of one windowed cap, in the words a client reads (the same from memory and from a fleet's counters). */
+export function windowRefusal(why: WindowRefusal, check: WindowCheck, now: number): IrError {
+  const { group: owner, limit } = check;
+  switch (why) {
+    case "budget":
+      return irError("insufficient_quota", `Group ${owner} has used its ${limit.window} budget of ${limit.budget_cents} cents${poolNote(limit)}.`, { code: "insufficient_quota" });
+    case "budget_held":
+      return irError("rate_limit", `Group ${owner}'s ${limit.window} budget of ${limit.budget_cents} cents${poolNote(limit)} is held by requests in flight; retry after 1 s.`, { retryAfterSecs: 1 });
+    case "requests":
+      return spentRefusal(owner, limit, `${limit.requests} requests`, now);
+    case "tokens":
+      return spentRefusal(owner, limit, `${limit.tokens} tokens`, now);
+    case "tokens_held":
+      return irError("rate_limit", `Group ${owner}'s ${limit.tokens} tokens per ${limit.window}${poolNote(limit)} are held by requests in flight; retry after 1 s.`, { retryAfterSecs: 1 });
+  }
+}
+
+export const concurrencyRefusal = (cap: ConcurrencyCheck): IrError => irError("rate_limit", `Group ${cap.group} allows ${cap.cap} requests in flight at once.`, { retryAfterSecs: 1 });
+
 /** A spent requests or tokens cap: Retry-After is the window's end; a `total` window never frees, so it has none. */
-function windowRefusal(owner: string, limit: WindowLimit, allowance: string, now: number): IrError {
+function spentRefusal(owner: string, limit: WindowLimit, allowance: string, now: number): IrError {
   if (limit.window === "total") return irError("rate_limit", `Group ${owner} allows ${allowance} in total${poolNote(limit)}; a total window does not reset.`);
   const retryAfterSecs = secondsUntilEnd(limit.window, now);
   return irError("rate_limit", `Group ${owner} allows ${allowance} per ${limit.window}${poolNote(limit)}; retry after ${retryAfterSecs} s.`, { retryAfterSecs });

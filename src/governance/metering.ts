@@ -168,19 +168,22 @@ export class Metering {
    * Admission of one request to `pool` for `model` (as the caller named it). A key's requests are metered
    * whether or not it has a group; other principals (static tokens, the open door) are not.
    */
-  admit(principal: IngressPrincipal, pool: string, model: string, shape?: RequestShape): MeterResult {
+  admit(principal: IngressPrincipal, pool: string, model: string, shape?: RequestShape): MeterResult | Promise<MeterResult> {
     if (principal.module !== "keys" && (principal.group === undefined || principal.group === null)) return NO_METER;
     // Past the bound a served request's rows could not be kept: refused unless the operator chose fail_open.
     if (this.#unavailable && this.#outbox.length + this.#rows >= this.#keptMax && this.#deps.onUnavailable !== "fail_open") return { ok: false, error: STORE_FULL };
-    let admission: Admission | undefined;
     const group = principal.group ?? null;
     const now = this.now();
-    if (group !== null) {
-      const estimate = shape && (() => reservationFor(this.pricing(), shape.pool, shape.body, shape.bodyBytes, requestedMaxOutput(shape.body) ?? this.outputs.of(pool), this.inputScales.of(pool)));
-      const admitted = this.#deps.limits.admit(group, pool, this.pricing(), estimate, now);
-      if (!admitted.ok) return admitted;
-      admission = admitted.admission;
-    }
+    if (group === null) return this.#admitted(principal, group, pool, model, shape, now, undefined);
+    const estimate = shape && (() => reservationFor(this.pricing(), shape.pool, shape.body, shape.bodyBytes, requestedMaxOutput(shape.body) ?? this.outputs.of(pool), this.inputScales.of(pool)));
+    const admitted = this.#deps.limits.admit(group, pool, this.pricing(), estimate, now);
+    // A fleet's limited chain waits for its reservation in the shared counters; everything else answers now.
+    if (admitted instanceof Promise) return admitted.then((result) => (result.ok ? this.#admitted(principal, group, pool, model, shape, now, result.admission) : result));
+    if (!admitted.ok) return admitted;
+    return this.#admitted(principal, group, pool, model, shape, now, admitted.admission);
+  }
+
+  #admitted(principal: IngressPrincipal, group: string | null, pool: string, model: string, shape: RequestShape | undefined, now: number, admission: Admission | undefined): MeterResult {
     const totals = this.totalsOf(principal.id, group, principal.labels ?? {});
     totals.spendMicros += spendMicros(this.pricing(), model, ZERO_TIERS, 1);
     this.add(now, principal.id, group, pool, model, 1, ZERO_TIERS);
@@ -263,9 +266,9 @@ export class Metering {
     return this.#writing;
   }
 
-  /** Whether the last ledger write failed (until one succeeds): /healthz says degraded. */
+  /** Whether the last ledger write (or a fleet's last reservation) failed, until one succeeds: /healthz says degraded. */
   get unavailable(): boolean {
-    return this.#unavailable;
+    return this.#unavailable || this.#deps.limits.unavailable;
   }
 
   /** Rows the store has not taken yet (a stop with some left is not a clean one). */

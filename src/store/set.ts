@@ -9,6 +9,7 @@ import { SqliteGroupStore } from "./groups.ts";
 import type { KeyStore } from "./keys.ts";
 import { SqliteKeyStore } from "./keys.ts";
 import type { LedgerStore } from "./ledger.ts";
+import type { LimitCounters } from "./limit-counters.ts";
 import { SqliteLedgerStore } from "./ledger.ts";
 import type { SqliteStore } from "./sqlite.ts";
 import type { Store } from "./store.ts";
@@ -20,6 +21,10 @@ export interface StoreSet {
   readonly keys: KeyStore;
   readonly groups: GroupStore;
   readonly ledger: LedgerStore;
+  /** A fleet's shared limit counters; a single process counts in memory (none). */
+  readonly limits?: LimitCounters;
+  /** What log lines name: the sqlite path, or `store postgres (user@host:port/db)`. */
+  readonly label: string;
 }
 
 /** The embedded store's set; its audit head anchor sits beside the file (none for :memory:). */
@@ -30,5 +35,6 @@ export function sqliteStores(store: SqliteStore): StoreSet {
     keys: new SqliteKeyStore(store.database),
     groups: new SqliteGroupStore(store.database),
     ledger: new SqliteLedgerStore(store.database),
+    label: store.path,
   };
 }

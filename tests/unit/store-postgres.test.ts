@@ -34,7 +34,7 @@ describe("postgres store: boot", () => {
       expect(applied.map((m) => [m.version, m.name])).toEqual(PG_MIGRATIONS.map((m) => [m.version, m.name]));
       const counts = await server().sql("SELECT version, count(*)::int AS n FROM schema_migrations GROUP BY version ORDER BY version", "boot_three");
       expect(counts).toEqual(PG_MIGRATIONS.map((m) => ({ version: m.version, n: 1 })));
-      for (const store of stores) expect(await store.schemaVersion()).toBe(7);
+      for (const store of stores) expect(await store.schemaVersion()).toBe(Math.max(...PG_MIGRATIONS.map((m) => m.version)));
     } finally {
       await Promise.all(stores.map((s) => s.close()));
     }
@@ -72,7 +72,7 @@ describe("postgres store: boot", () => {
     const store = await PostgresStore.open(target(url, "gw_fleet"), { signingKey: KEY });
     await store.close();
     const rows = (await server().sql("SELECT table_name FROM information_schema.tables WHERE table_schema = 'gw_fleet' ORDER BY table_name", "named_schema")) as { table_name: string }[];
-    expect(rows.map((r) => r.table_name)).toEqual(["audit", "groups", "keys", "ledger", "meta", "replicas", "schema_migrations"]);
+    expect(rows.map((r) => r.table_name)).toEqual(["audit", "groups", "keys", "ledger", "limit_buckets", "limit_concurrency", "limit_leases", "meta", "replicas", "schema_migrations"]);
   }, 60_000);
 
   test("a schema newer than the build is refused, naming the store and both versions", async () => {
@@ -81,7 +81,7 @@ describe("postgres store: boot", () => {
     await server().sql("INSERT INTO schema_migrations (version, name, applied_at) VALUES (99, 'from_the_future', 0)", "newer_schema");
     const error = await refusal(PostgresStore.open(target(url), { signingKey: KEY }));
     expect(error).toBeInstanceOf(StoreOpenError);
-    expect(error.message).toBe(`store postgres (gateway@127.0.0.1:${server().port}/newer_schema): the schema is at version 99, newer than this build knows (7); run a newer gateway`);
+    expect(error.message).toBe(`store postgres (gateway@127.0.0.1:${server().port}/newer_schema): the schema is at version 99, newer than this build knows (${Math.max(...PG_MIGRATIONS.map((m) => m.version))}); run a newer gateway`);
   }, 60_000);
 
   test("a replica with another signing key is refused naming auth.signing_key; the key itself is never stored", async () => {

@@ -3,6 +3,7 @@
 // are derived from ../migrations.ts, never written twice, by the few rules the two dialects differ in;
 // a migration using anything else is refused here, at load, rather than half-applied to a fleet.
 import { MIGRATIONS, type Migration } from "../migrations.ts";
+import { LIMIT_MIGRATION } from "./limits-schema.ts";
 
 /**
  * sqlite -> PostgreSQL: STRICT tables are plain tables; INTEGER (sqlite's 64-bit integer: epoch
@@ -35,6 +36,7 @@ export const FLEET_MIGRATIONS: readonly Migration[] = [
   config_version BIGINT NOT NULL
 );`,
   },
+  LIMIT_MIGRATION,
 ];
 
 export const PG_MIGRATIONS: readonly Migration[] = [...MIGRATIONS.map(toPostgres), ...FLEET_MIGRATIONS];

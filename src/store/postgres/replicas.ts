@@ -48,14 +48,17 @@ export class ReplicaRegistry {
 
   start(): void {
     this.#timer ??= setInterval(() => {
-      this.sql`UPDATE replicas SET last_seen = extract(epoch from now())::bigint, config_version = ${this.configVersion()} WHERE id = ${this.self.id}`.then(
-        () => (this.#failing = false),
-        (error: unknown) => {
-          // Told once per outage, not every 2 s of it.
-          if (!this.#failing) this.failed(error);
-          this.#failing = true;
-        },
-      );
+      this.sql`UPDATE replicas SET last_seen = extract(epoch from now())::bigint, config_version = ${this.configVersion()} WHERE id = ${this.self.id}`
+        // Every live replica frees the leases of gone ones (limits-schema.ts): whoever comes first, once.
+        .then(() => this.sql`SELECT gateway_free_gone(${GONE_AFTER_SECS})`)
+        .then(
+          () => (this.#failing = false),
+          (error: unknown) => {
+            // Told once per outage, not every 2 s of it.
+            if (!this.#failing) this.failed(error);
+            this.#failing = true;
+          },
+        );
     }, HEARTBEAT_MS);
     this.#timer.unref();
   }

@@ -4,9 +4,18 @@ import { PgAuditStore } from "./audit.ts";
 import { PgGroupStore } from "./groups.ts";
 import { PgKeyStore } from "./keys.ts";
 import { PgLedgerStore } from "./ledger.ts";
+import { PgLimitCounters } from "./limits.ts";
 import type { PostgresStore } from "./store.ts";
 
 /** `replicaId`: the changes this replica applies are announced to the others under it (changes.ts). */
 export function postgresStores(store: PostgresStore, replicaId: string): StoreSet {
-  return { store, audit: new PgAuditStore(store.sql, replicaId), keys: new PgKeyStore(store.sql), groups: new PgGroupStore(store.sql), ledger: new PgLedgerStore(store.sql) };
+  return {
+    store,
+    audit: new PgAuditStore(store.sql, replicaId),
+    keys: new PgKeyStore(store.sql),
+    groups: new PgGroupStore(store.sql),
+    ledger: new PgLedgerStore(store.sql),
+    limits: new PgLimitCounters(store.sql, replicaId),
+    label: store.name,
+  };
 }

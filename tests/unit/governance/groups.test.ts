@@ -14,6 +14,7 @@ import { SqliteGroupStore } from "../../../src/store/groups.ts";
 import { SqliteLedgerStore } from "../../../src/store/ledger.ts";
 import { SqliteStore } from "../../../src/store/sqlite.ts";
 import { createLogger } from "../../../src/telemetry/logger.ts";
+import { settled } from "../../support/settled.ts";
 
 const CONFIG = `
 providers:
@@ -197,12 +198,12 @@ describe("ledger and usage views", () => {
     await s.groups.resolveForMint("eng-alice", "eng", "admin");
     const principal = { id: "key_a", module: "keys", group: "eng-alice", labels: { team: "eng" } };
     for (let i = 0; i < 2; i++) {
-      const admitted = s.metering.admit(principal, "chat", "m1");
+      const admitted = settled(s.metering.admit(principal, "chat", "m1"));
       if (!admitted.ok || !admitted.meter) throw new Error("refused");
       admitted.meter.usage({ inputNoCache: 1000, inputCacheRead: 0, inputCacheWrite: 0, output: 500, outputReasoning: 0 }, "m1");
       admitted.meter.end();
     }
-    const ungrouped = s.metering.admit({ id: "key_b", module: "keys", group: null }, "chat", "m1");
+    const ungrouped = settled(s.metering.admit({ id: "key_b", module: "keys", group: null }, "chat", "m1"));
     expect(ungrouped.ok).toBe(true);
     // Each request: 1000*1000 + 500*2000 = 2_000_000 micros of tokens, plus the 0.01 fee = 10_000 micros.
     const usage = await s.usage.groupUsage("eng");
@@ -228,7 +229,7 @@ describe("ledger and usage views", () => {
     const metering = new Metering({ holder: s.deps.holder, limits, ledger: s.ledger, logger, now: () => s.clock.now });
     const usage2 = new UsageService({ holder: s.deps.holder, groups: again, limits, metering, ledger: s.ledger, keyLookup: () => undefined, now: () => s.clock.now });
     await usage2.restore();
-    expect(metering.admit(principal, "chat", "m1").ok).toBe(false);
+    expect(settled(metering.admit(principal, "chat", "m1")).ok).toBe(false);
     expect(metering.keyTotals().get("key_a")).toMatchObject({ tokens: 3000, spendMicros: 4_020_000 });
   });
 

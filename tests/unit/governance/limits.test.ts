@@ -62,44 +62,44 @@ const NO_TOKENS = { input: 0, output: 0, cache_read: 0, cache_creation: 0 };
 describe("bucket arithmetic", () => {
   test("a minute request cap admits N, refuses the next with Retry-After, and opens at the next minute", () => {
     const { clock, limits } = engine(tree(["team", null, [{ window: "minute", requests: 2 }]]), "2025-03-14T15:09:40Z");
-    expect(limits.admit("team", "chat", FREE).ok).toBe(true);
-    expect(limits.admit("team", "chat", FREE).ok).toBe(true);
-    const third = limits.admit("team", "chat", FREE);
+    expect(limits.admitHere("team", "chat", FREE).ok).toBe(true);
+    expect(limits.admitHere("team", "chat", FREE).ok).toBe(true);
+    const third = limits.admitHere("team", "chat", FREE);
     expect(third.ok).toBe(false);
     if (third.ok) return;
     expect(third.error.kind).toBe("rate_limit");
     expect(third.error.status).toBe(429);
     expect(third.error.retryAfterSecs).toBe(20);
     clock.now = at("2025-03-14T15:10:00Z");
-    expect(limits.admit("team", "chat", FREE).ok).toBe(true);
+    expect(limits.admitHere("team", "chat", FREE).ok).toBe(true);
   });
 
   test("failures are not refunded: ending an admission frees no request", () => {
     const { limits } = engine(tree(["team", null, [{ window: "hour", requests: 1 }]]));
-    const first = limits.admit("team", "chat", FREE);
+    const first = limits.admitHere("team", "chat", FREE);
     if (!first.ok) throw new Error("refused");
     first.admission.end();
-    expect(limits.admit("team", "chat", FREE).ok).toBe(false);
+    expect(limits.admitHere("team", "chat", FREE).ok).toBe(false);
   });
 
   test("tokens are charged at usage time and refuse once the cap is reached", () => {
     const { limits } = engine(tree(["team", null, [{ window: "minute", tokens: 100 }]]));
-    const a = limits.admit("team", "chat", FREE);
+    const a = limits.admitHere("team", "chat", FREE);
     if (!a.ok) throw new Error("refused");
     // A request in flight still admits others: tokens are unknown until the answer.
-    expect(limits.admit("team", "chat", FREE).ok).toBe(true);
+    expect(limits.admitHere("team", "chat", FREE).ok).toBe(true);
     a.admission.charge({ ...NO_TOKENS, input: 60, output: 40 }, 0, at("2025-03-14T15:09:10Z"));
-    const refused = limits.admit("team", "chat", FREE);
+    const refused = limits.admitHere("team", "chat", FREE);
     expect(refused.ok || refused.error.kind).toBe("rate_limit");
     expect(limits.rateHeadroom("team")).toBe(0);
   });
 
   test("an exhausted budget answers insufficient_quota, which outranks a rate refusal", () => {
     const { limits } = engine(tree(["team", null, [{ window: "minute", requests: 1 }, { window: "day", budget_cents: 5 }]]));
-    const a = limits.admit("team", "chat", FREE);
+    const a = limits.admitHere("team", "chat", FREE);
     if (!a.ok) throw new Error("refused");
     a.admission.charge(NO_TOKENS, 5_000_000, at("2025-03-14T15:09:01Z"));
-    const refused = limits.admit("team", "chat", FREE);
+    const refused = limits.admitHere("team", "chat", FREE);
     expect(refused.ok).toBe(false);
     if (refused.ok) return;
     expect(refused.error.kind).toBe("insufficient_quota");
@@ -110,15 +110,15 @@ describe("bucket arithmetic", () => {
   test("per_request_fee is spent at admission", () => {
     const { limits } = engine(tree(["team", null, [{ window: "total", budget_cents: 2 }]]));
     const fee = { rate_card: {}, per_request_fee: 1 };
-    expect(limits.admit("team", "chat", fee).ok).toBe(true);
-    expect(limits.admit("team", "chat", fee).ok).toBe(true);
-    expect(limits.admit("team", "chat", fee).ok || "refused").toBe("refused");
+    expect(limits.admitHere("team", "chat", fee).ok).toBe(true);
+    expect(limits.admitHere("team", "chat", fee).ok).toBe(true);
+    expect(limits.admitHere("team", "chat", fee).ok || "refused").toBe("refused");
   });
 
   test("rate headroom is the tightest fraction left of requests and tokens caps up the chain", () => {
     const { limits } = engine(tree(["org", null, [{ window: "day", requests: 10 }]], ["team", "org", [{ window: "minute", requests: 4 }]]));
     expect(limits.rateHeadroom("team")).toBe(1);
-    limits.admit("team", "chat", FREE);
+    limits.admitHere("team", "chat", FREE);
     expect(limits.rateHeadroom("team")).toBe(0.75);
     expect(limits.rateHeadroom("org")).toBe(0.9);
     expect(engine(tree(["free", null, []])).limits.rateHeadroom("free")).toBeNull();
@@ -137,28 +137,28 @@ describe("every limit up the chain applies (AND)", () => {
 
   test("a grandparent's exhausted budget stops a leaf with room", () => {
     const { limits } = chain();
-    const a = limits.admit("alice", "chat", FREE);
+    const a = limits.admitHere("alice", "chat", FREE);
     if (!a.ok) throw new Error("refused");
     a.admission.charge(NO_TOKENS, 1_000_000, at("2025-03-14T15:09:01Z"));
-    const refused = limits.admit("alice", "chat", FREE);
+    const refused = limits.admitHere("alice", "chat", FREE);
     expect(refused.ok).toBe(false);
     if (!refused.ok) expect(refused.error.message).toContain("Group org");
   });
 
   test("a parent's request cap counts its children's requests", () => {
     const { limits } = chain();
-    for (let i = 0; i < 5; i++) expect(limits.admit("alice", "chat", FREE).ok).toBe(true);
-    const refused = limits.admit("alice", "chat", FREE);
+    for (let i = 0; i < 5; i++) expect(limits.admitHere("alice", "chat", FREE).ok).toBe(true);
+    const refused = limits.admitHere("alice", "chat", FREE);
     expect(refused.ok).toBe(false);
     if (!refused.ok) expect(refused.error.message).toContain("Group team");
     // The team's count holds for any child: a sibling under it is refused too.
-    expect(limits.admit("team", "chat", FREE).ok).toBe(false);
+    expect(limits.admitHere("team", "chat", FREE).ok).toBe(false);
   });
 
   test("a frozen group anywhere up the chain refuses", () => {
     const groups = tree(["org", null, [], false], ["team", "org", []]);
     const { limits } = engine(groups);
-    const refused = limits.admit("team", "chat", FREE);
+    const refused = limits.admitHere("team", "chat", FREE);
     expect(refused.ok).toBe(false);
     if (!refused.ok) {
       expect(refused.error.kind).toBe("permission");
@@ -169,46 +169,46 @@ describe("every limit up the chain applies (AND)", () => {
   test("a new tree is picked up at once (unfreezing)", () => {
     let groups = tree(["team", null, [], false]);
     const limits = new LimitEngine(() => 0, () => groups);
-    expect(limits.admit("team", "chat", FREE).ok).toBe(false);
+    expect(limits.admitHere("team", "chat", FREE).ok).toBe(false);
     groups = tree(["team", null, []]);
-    expect(limits.admit("team", "chat", FREE).ok).toBe(true);
+    expect(limits.admitHere("team", "chat", FREE).ok).toBe(true);
   });
 });
 
 describe("pool-qualified limits", () => {
   test("a pool's bucket counts and limits only requests to that pool", () => {
     const { limits } = engine(tree(["team", null, [{ window: "minute", requests: 1, pool: "gpt" }, { window: "minute", requests: 3 }]]));
-    expect(limits.admit("team", "gpt", FREE).ok).toBe(true);
-    expect(limits.admit("team", "gpt", FREE).ok).toBe(false);
-    expect(limits.admit("team", "claude", FREE).ok).toBe(true);
-    expect(limits.admit("team", "claude", FREE).ok).toBe(true);
+    expect(limits.admitHere("team", "gpt", FREE).ok).toBe(true);
+    expect(limits.admitHere("team", "gpt", FREE).ok).toBe(false);
+    expect(limits.admitHere("team", "claude", FREE).ok).toBe(true);
+    expect(limits.admitHere("team", "claude", FREE).ok).toBe(true);
     // The pool-less cap saw gpt's admitted request, claude's two: 3.
-    expect(limits.admit("team", "claude", FREE).ok).toBe(false);
+    expect(limits.admitHere("team", "claude", FREE).ok).toBe(false);
   });
 });
 
 describe("concurrency", () => {
   test("a cap holds while requests are in flight and frees a slot at each end, once", () => {
     const { limits } = engine(tree(["org", null, [{ concurrent: 2 }]], ["team", "org", []]));
-    const a = limits.admit("team", "chat", FREE);
-    const b = limits.admit("team", "chat", FREE);
+    const a = limits.admitHere("team", "chat", FREE);
+    const b = limits.admitHere("team", "chat", FREE);
     if (!a.ok || !b.ok) throw new Error("refused");
-    const c = limits.admit("team", "chat", FREE);
+    const c = limits.admitHere("team", "chat", FREE);
     expect(c.ok).toBe(false);
     if (!c.ok) expect(c.error.retryAfterSecs).toBe(1);
     a.admission.end();
     a.admission.end();
     expect(limits.inflight("org", null)).toBe(1);
-    expect(limits.admit("team", "chat", FREE).ok).toBe(true);
-    expect(limits.admit("team", "chat", FREE).ok).toBe(false);
+    expect(limits.admitHere("team", "chat", FREE).ok).toBe(true);
+    expect(limits.admitHere("team", "chat", FREE).ok).toBe(false);
   });
 
   test("a refused request holds no slot", () => {
     const { limits } = engine(tree(["team", null, [{ concurrent: 1 }, { window: "minute", requests: 1 }]]));
-    const a = limits.admit("team", "chat", FREE);
+    const a = limits.admitHere("team", "chat", FREE);
     if (!a.ok) throw new Error("refused");
     a.admission.end();
-    expect(limits.admit("team", "chat", FREE).ok).toBe(false);
+    expect(limits.admitHere("team", "chat", FREE).ok).toBe(false);
     expect(limits.inflight("team", null)).toBe(0);
   });
 });

@@ -12,6 +12,7 @@ import { ConfigHolder } from "../../../src/config/snapshot.ts";
 import type { LedgerRow, LedgerStore } from "../../../src/store/ledger.ts";
 import type { Pool } from "../../../src/routing/pool.ts";
 import { createLogger } from "../../../src/telemetry/logger.ts";
+import { settled } from "../../support/settled.ts";
 
 const at = (iso: string) => Date.parse(iso);
 const FREE = { rate_card: {}, per_request_fee: 0 };
@@ -25,7 +26,7 @@ function engine(limits: Limit[], start = "2025-03-14T15:09:00Z") {
 
 const reserve = (tokens: number, spendMicros = 0) => () => ({ tokens, spendMicros });
 
-function admitted(result: ReturnType<LimitEngine["admit"]>) {
+function admitted(result: ReturnType<LimitEngine["admitHere"]>) {
   if (!result.ok) throw new Error(`refused: ${result.error.message}`);
   return result.admission;
 }
@@ -33,10 +34,10 @@ function admitted(result: ReturnType<LimitEngine["admit"]>) {
 describe("a token cap admits while settled + reserved is below it", () => {
   test("reservations of requests in flight refuse the next one, with Retry-After 1 s", () => {
     const { limits } = engine([{ window: "minute", tokens: 100 }]);
-    admitted(limits.admit("team", "chat", FREE, reserve(40)));
-    admitted(limits.admit("team", "chat", FREE, reserve(40)));
-    admitted(limits.admit("team", "chat", FREE, reserve(40)));
-    const refused = limits.admit("team", "chat", FREE, reserve(40));
+    admitted(limits.admitHere("team", "chat", FREE, reserve(40)));
+    admitted(limits.admitHere("team", "chat", FREE, reserve(40)));
+    admitted(limits.admitHere("team", "chat", FREE, reserve(40)));
+    const refused = limits.admitHere("team", "chat", FREE, reserve(40));
     expect(refused.ok).toBe(false);
     if (refused.ok) return;
     expect(refused.error.kind).toBe("rate_limit");
@@ -46,47 +47,47 @@ describe("a token cap admits while settled + reserved is below it", () => {
 
   test("usage replaces the estimate, and the end frees the rest", () => {
     const { clock, limits } = engine([{ window: "minute", tokens: 100 }]);
-    const a = admitted(limits.admit("team", "chat", FREE, reserve(60)));
-    admitted(limits.admit("team", "chat", FREE, reserve(40)));
-    expect(limits.admit("team", "chat", FREE, reserve(30)).ok).toBe(false);
+    const a = admitted(limits.admitHere("team", "chat", FREE, reserve(60)));
+    admitted(limits.admitHere("team", "chat", FREE, reserve(40)));
+    expect(limits.admitHere("team", "chat", FREE, reserve(30)).ok).toBe(false);
     // a used 10 of its 60: 10 settled + 50 still reserved by a until it ends + 40 = 100.
     a.charge(tiers(4, 6), 0, clock.now);
-    expect(limits.admit("team", "chat", FREE, reserve(30)).ok).toBe(false);
+    expect(limits.admitHere("team", "chat", FREE, reserve(30)).ok).toBe(false);
     a.end();
     a.end();
     // 10 settled + 40 reserved: room for two more of 30 (50, then 80, below 100), not a third.
-    admitted(limits.admit("team", "chat", FREE, reserve(30)));
-    admitted(limits.admit("team", "chat", FREE, reserve(30)));
-    expect(limits.admit("team", "chat", FREE, reserve(30)).ok).toBe(false);
+    admitted(limits.admitHere("team", "chat", FREE, reserve(30)));
+    admitted(limits.admitHere("team", "chat", FREE, reserve(30)));
+    expect(limits.admitHere("team", "chat", FREE, reserve(30)).ok).toBe(false);
   });
 
   test("usage beyond the estimate is charged in full; a request that failed frees its whole reservation", () => {
     const { clock, limits } = engine([{ window: "minute", tokens: 100 }]);
-    const a = admitted(limits.admit("team", "chat", FREE, reserve(20)));
-    const b = admitted(limits.admit("team", "chat", FREE, reserve(50)));
+    const a = admitted(limits.admitHere("team", "chat", FREE, reserve(20)));
+    const b = admitted(limits.admitHere("team", "chat", FREE, reserve(50)));
     a.charge(tiers(30, 40), 0, clock.now);
     a.end();
     b.end();
     // 70 settled, nothing reserved.
     expect(limits.rateHeadroom("team")).toBeCloseTo(0.3);
-    admitted(limits.admit("team", "chat", FREE, reserve(50)));
+    admitted(limits.admitHere("team", "chat", FREE, reserve(50)));
   });
 
   test("the settled count alone at the cap refuses until the window ends", () => {
     const { clock, limits } = engine([{ window: "minute", tokens: 100 }], "2025-03-14T15:09:40Z");
-    const a = admitted(limits.admit("team", "chat", FREE, reserve(10)));
+    const a = admitted(limits.admitHere("team", "chat", FREE, reserve(10)));
     a.charge(tiers(50, 50), 0, clock.now);
     a.end();
-    const refused = limits.admit("team", "chat", FREE, reserve(10));
+    const refused = limits.admitHere("team", "chat", FREE, reserve(10));
     expect(refused.ok).toBe(false);
     if (!refused.ok) expect(refused.error.retryAfterSecs).toBe(20);
   });
 
   test("a roll-over keeps the reservations of requests in flight; their usage lands in the new window", () => {
     const { clock, limits } = engine([{ window: "minute", tokens: 100 }], "2025-03-14T15:09:59Z");
-    const a = admitted(limits.admit("team", "chat", FREE, reserve(100)));
+    const a = admitted(limits.admitHere("team", "chat", FREE, reserve(100)));
     clock.now = at("2025-03-14T15:10:00Z");
-    expect(limits.admit("team", "chat", FREE, reserve(20)).ok).toBe(false);
+    expect(limits.admitHere("team", "chat", FREE, reserve(20)).ok).toBe(false);
     a.charge(tiers(40, 0), 0, clock.now);
     a.end();
     expect(limits.rateHeadroom("team")).toBeCloseTo(0.6);
@@ -94,14 +95,14 @@ describe("a token cap admits while settled + reserved is below it", () => {
 
   test("an empty bucket admits one request whatever its estimate", () => {
     const { limits } = engine([{ window: "hour", tokens: 100 }]);
-    admitted(limits.admit("team", "chat", FREE, reserve(5000)));
-    expect(limits.admit("team", "chat", FREE, reserve(1)).ok).toBe(false);
+    admitted(limits.admitHere("team", "chat", FREE, reserve(5000)));
+    expect(limits.admitHere("team", "chat", FREE, reserve(1)).ok).toBe(false);
   });
 
   test("no estimate is made for a chain without token or budget caps", () => {
     const { limits } = engine([{ window: "minute", requests: 5 }, { concurrent: 2 }]);
     admitted(
-      limits.admit("team", "chat", FREE, () => {
+      limits.admitHere("team", "chat", FREE, () => {
         throw new Error("estimated");
       }),
     );
@@ -111,18 +112,18 @@ describe("a token cap admits while settled + reserved is below it", () => {
 describe("a budget cap reserves the estimate's cost", () => {
   test("cost in flight refuses with Retry-After 1 s; spent budget answers insufficient_quota", () => {
     const { clock, limits } = engine([{ window: "day", budget_cents: 1 }]);
-    const a = admitted(limits.admit("team", "chat", FREE, reserve(10, 600_000)));
-    const b = admitted(limits.admit("team", "chat", FREE, reserve(10, 400_000)));
-    const held = limits.admit("team", "chat", FREE, reserve(10, 1));
+    const a = admitted(limits.admitHere("team", "chat", FREE, reserve(10, 600_000)));
+    const b = admitted(limits.admitHere("team", "chat", FREE, reserve(10, 400_000)));
+    const held = limits.admitHere("team", "chat", FREE, reserve(10, 1));
     expect(held.ok || held.error.retryAfterSecs).toBe(1);
     a.charge(tiers(5, 5), 100_000, clock.now);
     a.end();
     // 100k settled + 400k reserved.
-    const c = admitted(limits.admit("team", "chat", FREE, reserve(10, 400_000)));
+    const c = admitted(limits.admitHere("team", "chat", FREE, reserve(10, 400_000)));
     b.charge(tiers(5, 5), 1_000_000, clock.now);
     b.end();
     c.end();
-    const spent = limits.admit("team", "chat", FREE, reserve(10, 1));
+    const spent = limits.admitHere("team", "chat", FREE, reserve(10, 1));
     expect(spent.ok || spent.error.kind).toBe("insufficient_quota");
   });
 });
@@ -130,17 +131,17 @@ describe("a budget cap reserves the estimate's cost", () => {
 describe("a total window never frees", () => {
   test("its refusals carry no Retry-After and say so", () => {
     const { clock, limits } = engine([{ window: "total", requests: 1 }, { window: "total", tokens: 1000 }]);
-    admitted(limits.admit("team", "chat", FREE));
-    const refused = limits.admit("team", "chat", FREE);
+    admitted(limits.admitHere("team", "chat", FREE));
+    const refused = limits.admitHere("team", "chat", FREE);
     expect(refused.ok).toBe(false);
     if (refused.ok) return;
     expect(refused.error.retryAfterSecs).toBeUndefined();
     expect(refused.error.message).toBe("Group team allows 1 requests in total; a total window does not reset.");
     const tokens = engine([{ window: "total", tokens: 10 }]);
-    const a = admitted(tokens.limits.admit("team", "chat", FREE, reserve(5)));
+    const a = admitted(tokens.limits.admitHere("team", "chat", FREE, reserve(5)));
     a.charge(tiers(10, 0), 0, clock.now);
     a.end();
-    const spent = tokens.limits.admit("team", "chat", FREE, reserve(5));
+    const spent = tokens.limits.admitHere("team", "chat", FREE, reserve(5));
     expect(spent.ok || spent.error.retryAfterSecs).toBeUndefined();
   });
 });
@@ -229,13 +230,13 @@ describe("ledger writes the store refuses", () => {
   test("fail_closed: rows are kept and retried; past the bound metered requests are refused 503 store unavailable; all rows written once after", async () => {
     const { metering, written, store, clock, key } = setup("fail_closed");
     store.full = true;
-    expect(metering.admit(key("a"), "chat", "m").ok).toBe(true);
+    expect(settled(metering.admit(key("a"), "chat", "m")).ok).toBe(true);
     await metering.flush();
     expect(metering.unavailable).toBe(true);
     expect(metering.keptRows).toBe(1);
     clock.now += 1000;
-    expect(metering.admit(key("a"), "chat", "m").ok).toBe(true);
-    const refused = metering.admit(key("b"), "chat", "m");
+    expect(settled(metering.admit(key("a"), "chat", "m")).ok).toBe(true);
+    const refused = settled(metering.admit(key("b"), "chat", "m"));
     expect(refused.ok).toBe(false);
     if (!refused.ok) expect(refused.error).toMatchObject({ kind: "overloaded", status: 503, retryAfterSecs: 1 });
     await metering.flush();
@@ -248,18 +249,18 @@ describe("ledger writes the store refuses", () => {
       ["a", at("2025-03-14T15:09:00Z"), 1],
       ["a", at("2025-03-14T15:09:01Z"), 1],
     ]);
-    expect(metering.admit(key("b"), "chat", "m").ok).toBe(true);
+    expect(settled(metering.admit(key("b"), "chat", "m")).ok).toBe(true);
   });
 
   test("fail_open: past the bound requests are served and the rows past it dropped", async () => {
     const { metering, store, clock, key } = setup("fail_open");
     store.full = true;
     for (const id of ["a", "b", "c"]) {
-      expect(metering.admit(key(id), "chat", "m").ok).toBe(true);
+      expect(settled(metering.admit(key(id), "chat", "m")).ok).toBe(true);
       clock.now += 1000;
     }
     await metering.flush();
     expect(metering.keptRows).toBe(2);
-    expect(metering.admit(key("d"), "chat", "m").ok).toBe(true);
+    expect(settled(metering.admit(key("d"), "chat", "m")).ok).toBe(true);
   });
 });

@@ -1,0 +1,201 @@
+// Limits exact for a fleet, over a real PostgreSQL (Debian's, started here): three replicas' limit
+// engines take reservations in the shared counters, 16 admissions at a time each, and no request or
+// concurrency cap is ever passed; budgets with charges known at admission are exact; settlements put real
+// usage in place of the estimate; a gone replica's leases are freed; the refusals read as a single
+// process's; an unreachable store answers 503 `store unavailable` (fail_closed) or admits (fail_open).
+import { describe, expect, test } from "bun:test";
+import { FleetAdmitter } from "../../src/governance/fleet-limits.ts";
+import { LimitEngine, type GroupNode, type Limit, type AdmitResult } from "../../src/governance/limits.ts";
+import { PgLimitCounters } from "../../src/store/postgres/limits.ts";
+import { PostgresStore } from "../../src/store/postgres/store.ts";
+import { usePostgres } from "../support/postgres.ts";
+import { until } from "../support/until.ts";
+
+const KEY = "l".repeat(48);
+const server = usePostgres("pg-limits-");
+const NO_FEE = { per_request_fee: 0 };
+
+type Tree = Map<string, GroupNode>;
+const node = (name: string, limits: Limit[], parent: string | null = null): [string, GroupNode] => [name, { name, parent, enabled: true, limits, child_default: null, source: "api" }];
+
+async function replica(url: string, id: string, tree: Tree, onUnavailable: "fail_closed" | "fail_open" = "fail_closed") {
+  const store = await PostgresStore.open({ url, schema: "public", poolSize: 8, connectTimeoutSecs: 5 }, { signingKey: KEY });
+  const counters = new PgLimitCounters(store.sql, id);
+  const admitter = new FleetAdmitter(counters, onUnavailable);
+  const limits = new LimitEngine(Date.now, () => tree, admitter);
+  await store.sql`INSERT INTO replicas (id, host, listen, started_at, last_seen, version, config_version)
+    VALUES (${id}, 'test', '127.0.0.1:0', extract(epoch from now())::bigint, extract(epoch from now())::bigint, 'test', 0)`;
+  return { store, counters, admitter, limits, id };
+}
+type Replica = Awaited<ReturnType<typeof replica>>;
+
+async function fleet(name: string, tree: Tree, n = 3) {
+  const url = await server().createDatabase(name);
+  const replicas: Replica[] = [];
+  for (let i = 0; i < n; i++) replicas.push(await replica(url, `replica-${name}-${i}`, tree));
+  return { url, replicas, close: () => Promise.all(replicas.map((r) => r.store.close())) };
+}
+
+const admitted = async (result: AdmitResult | Promise<AdmitResult>) => {
+  const answer = await result;
+  if (!answer.ok) throw new Error(answer.error.message);
+  return answer.admission;
+};
+
+/** 16 clients on each replica admitting `per` times each, ending each admission after `holdMs`; counts the admitted. */
+async function load(replicas: Replica[], group: string, pool: string, per: number, holdMs = 0, pricing = NO_FEE) {
+  let admittedCount = 0;
+  let inflight = 0;
+  let peak = 0;
+  const refusals = new Map<string, number>();
+  await Promise.all(
+    replicas.flatMap((r) =>
+      Array.from({ length: 16 }, async () => {
+        for (let i = 0; i < per; i++) {
+          const result = await r.limits.admit(group, pool, pricing);
+          if (!result.ok) {
+            refusals.set(result.error.message, (refusals.get(result.error.message) ?? 0) + 1);
+            continue;
+          }
+          admittedCount += 1;
+          peak = Math.max(peak, ++inflight);
+          if (holdMs > 0) await Bun.sleep(holdMs);
+          inflight -= 1;
+          result.admission.end();
+        }
+      }),
+    ),
+  );
+  await Promise.all(replicas.map((r) => r.counters.drain()));
+  return { admitted: admittedCount, peak, refusals };
+}
+
+describe("postgres fleet: limits", () => {
+  test("a requests cap is never passed by 3 replicas x 16 concurrent clients; the 429 reads as a single process's", async () => {
+    const tree: Tree = new Map([node("team", [{ window: "hour", requests: 40 }])]);
+    const { replicas, close } = await fleet("lim_requests", tree);
+    try {
+      const { admitted: count, refusals } = await load(replicas, "team", "chat", 4);
+      expect(count).toBe(40);
+      expect([...refusals.values()].reduce((a, b) => a + b, 0)).toBe(3 * 16 * 4 - 40);
+      const single = new LimitEngine(Date.now, () => tree);
+      for (let i = 0; i < 40; i++) await admitted(single.admitHere("team", "chat", NO_FEE));
+      const refusedHere = single.admitHere("team", "chat", NO_FEE);
+      expect(refusedHere.ok).toBe(false);
+      expect([...refusals.keys()]).toEqual([(refusedHere as { error: { message: string } }).error.message]);
+      const [row] = await replicas[0]!.store.sql`SELECT requests FROM limit_buckets WHERE grp = 'team'`;
+      expect(Number(row.requests)).toBe(40);
+    } finally {
+      await close();
+    }
+  }, 60_000);
+
+  test("a concurrency cap up the chain is never passed, and every slot comes back when requests end", async () => {
+    const tree: Tree = new Map([node("org", [{ concurrent: 5 }]), node("team", [{ concurrent: 8 }, { window: "minute", requests: 100_000 }], "org")]);
+    const { replicas, close } = await fleet("lim_concurrent", tree);
+    try {
+      const { admitted: count, peak } = await load(replicas, "team", "chat", 6, 15);
+      expect(peak).toBeLessThanOrEqual(5);
+      expect(peak).toBeGreaterThan(1);
+      expect(count).toBeGreaterThan(0);
+      const rows = await replicas[0]!.store.sql`SELECT grp, inflight FROM limit_concurrency ORDER BY grp`;
+      expect(rows.map((r: { grp: string; inflight: string }) => [r.grp, Number(r.inflight)])).toEqual([
+        ["org", 0],
+        ["team", 0],
+      ]);
+      const [leases] = await replicas[0]!.store.sql`SELECT count(*) AS n FROM limit_leases`;
+      expect(Number(leases.n)).toBe(0);
+    } finally {
+      await close();
+    }
+  }, 60_000);
+
+  test("a budget charged at admission (per_request_fee) is exact for the fleet; the refusal is insufficient_quota", async () => {
+    // 1 cent budget, 0.05 units a request: exactly 20 requests fit.
+    const tree: Tree = new Map([node("team", [{ window: "day", budget_cents: 1 }])]);
+    const { replicas, close } = await fleet("lim_budget", tree);
+    try {
+      const { admitted: count, refusals } = await load(replicas, "team", "chat", 2, 0, { per_request_fee: 0.05 });
+      expect(count).toBe(20);
+      expect([...refusals.keys()]).toEqual(["Group team has used its day budget of 1 cents."]);
+    } finally {
+      await close();
+    }
+  }, 60_000);
+
+  test("a token reservation holds the cap while in flight; settlement puts real usage in its place", async () => {
+    const tree: Tree = new Map([node("team", [{ window: "hour", tokens: 1_000 }])]);
+    const { replicas, close } = await fleet("lim_tokens", tree, 2);
+    const [a, b] = replicas as [Replica, Replica];
+    try {
+      const held = await admitted(a.limits.admit("team", "chat", NO_FEE, () => ({ tokens: 1_000, spendMicros: 0 })));
+      // A bucket admits while settled + reserved is below its cap: on the other replica it is held, retry after 1 s.
+      const refused = await b.limits.admit("team", "chat", NO_FEE, () => ({ tokens: 200, spendMicros: 0 }));
+      expect(refused.ok).toBe(false);
+      expect(!refused.ok && refused.error.message).toBe("Group team's 1000 tokens per hour are held by requests in flight; retry after 1 s.");
+      held.charge({ input: 100, output: 50, cache_read: 0, cache_creation: 0 }, 0, Date.now());
+      held.end();
+      await a.counters.drain();
+      const [row] = await a.store.sql`SELECT tokens, reserved_tokens FROM limit_buckets WHERE grp = 'team'`;
+      expect([Number(row.tokens), Number(row.reserved_tokens)]).toEqual([150, 0]);
+      await admitted(b.limits.admit("team", "chat", NO_FEE, () => ({ tokens: 200, spendMicros: 0 })));
+    } finally {
+      await close();
+    }
+  }, 60_000);
+
+  test("a gone replica's leases are freed (its reservations counted as spent); a live replica's are not", async () => {
+    const tree: Tree = new Map([node("team", [{ concurrent: 2 }, { window: "hour", tokens: 10_000 }])]);
+    const { replicas, close } = await fleet("lim_gone", tree, 2);
+    const [live, dying] = replicas as [Replica, Replica];
+    try {
+      await admitted(dying.limits.admit("team", "chat", NO_FEE, () => ({ tokens: 300, spendMicros: 0 })));
+      await admitted(dying.limits.admit("team", "chat", NO_FEE, () => ({ tokens: 300, spendMicros: 0 })));
+      // It dies without settling: the cap stays held while it still counts as up.
+      expect((await live.limits.admit("team", "chat", NO_FEE)).ok).toBe(false);
+      expect(Number((await live.counters.freeGone(10)))).toBe(0);
+      await live.store.sql`UPDATE replicas SET last_seen = extract(epoch from now())::bigint - 11 WHERE id = ${dying.id}`;
+      expect(await live.counters.freeGone(10)).toBe(2);
+      await admitted(live.limits.admit("team", "chat", NO_FEE));
+      const [row] = await live.store.sql`SELECT tokens, reserved_tokens FROM limit_buckets WHERE grp = 'team'`;
+      expect([Number(row.tokens), Number(row.reserved_tokens)]).toEqual([600, 0]);
+    } finally {
+      await close();
+    }
+  }, 60_000);
+
+  test("chains that share a parent, admitted and settled at once on three replicas, never deadlock", async () => {
+    const tree: Tree = new Map([
+      node("org", [{ window: "minute", requests: 100_000 }, { concurrent: 40 }, { window: "day", tokens: 10_000_000 }]),
+      node("a", [{ window: "minute", requests: 100_000 }, { concurrent: 30 }], "org"),
+      node("b", [{ window: "hour", requests: 100_000 }, { concurrent: 30, pool: "chat" }], "org"),
+    ]);
+    const { replicas, close } = await fleet("lim_deadlock", tree);
+    try {
+      const started = performance.now();
+      const [x, y] = await Promise.all([load(replicas, "a", "chat", 10, 1), load(replicas, "b", "chat", 10, 1)]);
+      expect(x.admitted + y.admitted).toBe(2 * 3 * 16 * 10 - [...x.refusals.values(), ...y.refusals.values()].reduce((s, n) => s + n, 0));
+      // A deadlock costs deadlock_timeout (1 s) per victim and fails its statement; there were none.
+      expect([...x.refusals.keys(), ...y.refusals.keys()].filter((m) => !m.includes("in flight at once"))).toEqual([]);
+      expect(performance.now() - started).toBeLessThan(30_000);
+    } finally {
+      await close();
+    }
+  }, 60_000);
+
+  test("an unreachable store: fail_closed answers 503 store unavailable; fail_open admits", async () => {
+    const tree: Tree = new Map([node("team", [{ window: "hour", requests: 10 }])]);
+    const url = await server().createDatabase("lim_down");
+    const closed = await replica(url, "replica-closed", tree);
+    const open = await replica(url, "replica-open", tree, "fail_open");
+    await closed.store.close();
+    await open.store.close();
+    const refused = await closed.limits.admit("team", "chat", NO_FEE);
+    expect(refused.ok).toBe(false);
+    expect(!refused.ok && refused.error).toMatchObject({ kind: "overloaded", status: 503, retryAfterSecs: 1 });
+    expect(!refused.ok && refused.error.message).toStartWith("store unavailable");
+    expect(closed.limits.unavailable).toBe(true);
+    expect((await open.limits.admit("team", "chat", NO_FEE)).ok).toBe(true);
+    await until(() => open.limits.unavailable, 1_000);
+  }, 60_000);
+});
