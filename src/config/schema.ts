@@ -290,7 +290,7 @@ export const GatewayConfig = Strict({
       pool_size: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, "x-default": 10, description: "postgres: connections per replica" })),
       schema: Type.Optional(Type.String({ pattern: "^[a-z_][a-z0-9_]{0,62}$", "x-default": "public", description: "postgres: schema of the tables, created if absent", "x-expected": "a plain lower-case schema name" })),
       connect_timeout_secs: Type.Optional(Type.Integer({ minimum: 1, maximum: 60, "x-default": 5, description: "postgres: how long the boot keeps trying to connect" })),
-      on_unavailable: Type.Optional(Enum(["fail_closed", "fail_open"], { default: "fail_closed", description: "once the store has refused writes and max_unsaved_rows metering rows wait in memory: fail_closed answers metered requests 503 store unavailable, fail_open serves them and drops their rows" })),
+      on_unavailable: Type.Optional(Enum(["fail_closed", "fail_open"], { default: "fail_closed", description: "once the store has refused writes and max_unsaved_rows metering rows wait in memory: fail_closed answers metered requests 503 store unavailable, fail_open serves them and drops their rows; with postgres also when a reservation for a limited request cannot reach the database within 1 s: fail_closed answers 503 store unavailable, fail_open admits it unchecked" })),
       max_unsaved_rows: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000, default: 100_000, description: "ledger rows (sums per second, key, pool and model) kept in memory and retried while the store refuses writes" })),
     }, { default: {} })),
   }, { default: { module: "sqlite" }, "x-restart": true, description: "where keys, groups, the ledger, audit and config versions are kept" })),

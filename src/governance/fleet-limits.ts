@@ -5,7 +5,7 @@
 // bound, store.settings.on_unavailable decides: fail_closed refuses 503 `store unavailable`, fail_open
 // admits unchecked.
 import { irError, type IrError } from "../ir/index.ts";
-import { counterPlan, type CounterPlan, type LimitCounters } from "../store/limit-counters.ts";
+import { counterPlan, type CounterPlan, type Held, type LimitCounters } from "../store/limit-counters.ts";
 import { NO_RESERVATION, type Reservation } from "./estimate.ts";
 import { Admission, concurrencyRefusal, windowRefusal, type AdmitResult, type Admitter, type Bucket, type Plan, type Pricing } from "./limits.ts";
 import { tokensOf, type TokenTiers } from "./rate-card.ts";
@@ -19,6 +19,9 @@ interface FleetPlan {
   readonly capOrder: readonly number[];
 }
 
+/** How often an unreachable store is tried again. */
+const PROBE_MS = 1_000;
+
 export const STORE_UNAVAILABLE: IrError = irError("overloaded", "store unavailable: the limits cannot be checked; retry after 1 s.", { status: 503, retryAfterSecs: 1 });
 
 export class FleetAdmitter implements Admitter {
@@ -31,9 +34,31 @@ export class FleetAdmitter implements Admitter {
     private readonly changed: (unavailable: boolean, error?: unknown) => void = () => {},
   ) {}
 
-  /** The last reservation could not reach the store. */
+  /** The last reservation could not reach the store, and it has not answered since. */
   get unavailable(): boolean {
     return this.#unavailable;
+  }
+
+  /** Outage begins: told once, and the store is tried every second until it answers, traffic or not. */
+  #down(error: unknown): void {
+    this.#unavailable = true;
+    this.changed(true, error);
+    const probe = setInterval(() => {
+      if (!this.#unavailable) return clearInterval(probe);
+      this.counters.probe().then(
+        () => {
+          clearInterval(probe);
+          if (this.#unavailable) this.#up();
+        },
+        () => {},
+      );
+    }, PROBE_MS);
+    probe.unref?.();
+  }
+
+  #up(): void {
+    this.#unavailable = false;
+    this.changed(false);
   }
 
   async admit(plan: Plan, pricing: Pricing, estimate: (() => Reservation) | undefined, now: number): Promise<AdmitResult> {
@@ -51,11 +76,11 @@ export class FleetAdmitter implements Admitter {
         spendMicros: reservation.spendMicros,
       });
     } catch (error) {
-      if (!this.#unavailable) this.changed((this.#unavailable = true), error);
+      if (!this.#unavailable) this.#down(error);
       if (this.onUnavailable === "fail_closed") return { ok: false, error: STORE_UNAVAILABLE };
       return { ok: true, admission: new Admission({ ...plan, buckets: [], caps: [] }, now, NO_RESERVATION) };
     }
-    if (this.#unavailable) this.changed((this.#unavailable = false));
+    if (this.#unavailable) this.#up();
     if (!answer.ok) {
       if (answer.why === "concurrent") return { ok: false, error: concurrencyRefusal(plan.caps[fleet.capOrder[answer.index]!]!) };
       return { ok: false, error: windowRefusal(answer.why, plan.checks[answer.index]!, now) };
@@ -67,7 +92,7 @@ export class FleetAdmitter implements Admitter {
       bucket.tokens = tokens;
       bucket.spendMicros = spend;
     });
-    return { ok: true, admission: new FleetAdmission(plan, now, reservation, fleet, this.counters, answer.lease) };
+    return { ok: true, admission: new FleetAdmission(plan, now, reservation, fleet, this.counters, answer.held) };
   }
 }
 
@@ -101,7 +126,7 @@ class FleetAdmission extends Admission {
     reservation: Reservation,
     private readonly fleet: FleetPlan,
     private readonly counters: LimitCounters,
-    private readonly lease: string | null,
+    private readonly held: Held | null,
   ) {
     super(plan, admittedAt, reservation);
   }
@@ -116,13 +141,13 @@ class FleetAdmission extends Admission {
   override end(): void {
     if (this.#ended) return;
     this.#ended = true;
-    this.#settle(this.lease, Date.now());
+    this.#settle(this.held, Date.now());
   }
 
-  #settle(lease: string | null, now: number): void {
-    if (lease === null && this.#tokens === 0 && this.#spend === 0) return;
+  #settle(held: Held | null, now: number): void {
+    if (held === null && this.#tokens === 0 && this.#spend === 0) return;
     const starts = this.fleet.buckets.map((bucket) => windowStart(bucket.window, now));
-    this.counters.settle({ plan: this.fleet.counters, starts, tokens: this.#tokens, spendMicros: this.#spend, lease });
+    this.counters.settle({ plan: this.fleet.counters, starts, tokens: this.#tokens, spendMicros: this.#spend, held });
     this.#tokens = 0;
     this.#spend = 0;
   }

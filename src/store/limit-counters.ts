@@ -1,6 +1,6 @@
 // A fleet's limit counters (design/replicas.md, "Limits: exact for the fleet"): where admission takes its
 // reservation when several replicas share the limits. sqlite has none: one process counts in memory
-// (governance/limits.ts). The plan's shape is the contract of the store's gateway_reserve function.
+// (governance/limits.ts).
 
 /** Why a reservation was refused, and which check (the plan's order) or concurrency cap (sorted) refused it. */
 export type CounterRefusal = "budget" | "budget_held" | "requests" | "tokens" | "tokens_held" | "concurrent";
@@ -10,12 +10,16 @@ export type BucketKey = readonly [group: string, window: string, pool: string];
 
 /** Everything one (group, pool) pair is held to, as the store reads it: built once per plan, not per request. */
 export interface CounterPlan {
-  /** {b: bucket keys sorted, c: [[bucket index, requests, tokens, budget micros]] in check order, k: [[group, pool, cap]] sorted}. */
-  readonly json: string;
-  /** The buckets, sorted as in json (the order rows are locked in, so two admissions never deadlock). */
+  /** The buckets, sorted by key. */
   readonly buckets: readonly BucketKey[];
-  /** Whether a request holds something until it ends (a concurrency cap or a token or budget cap). */
-  readonly leases: boolean;
+  /** `buckets` joined, for a batch's lookups. */
+  readonly bucketIds: readonly string[];
+  /** [bucket index, requests cap, tokens cap, budget micros cap] in the order a single process checks them. */
+  readonly checks: readonly (readonly [number, number | null, number | null, number | null])[];
+  /** [group, pool, cap], sorted by key. */
+  readonly caps: readonly (readonly [string, string, number])[];
+  /** Whether a request holds something until it ends (a concurrency slot, a token or budget reservation). */
+  readonly holds: boolean;
 }
 
 export interface CounterRequest {
@@ -29,16 +33,25 @@ export interface CounterRequest {
 }
 
 export type CounterAnswer =
-  | { readonly ok: true; readonly counts: readonly (readonly [number, number, number])[]; readonly lease: string | null }
+  | { readonly ok: true; readonly counts: readonly (readonly [number, number, number])[]; readonly held: Held | null }
   | { readonly ok: false; readonly why: CounterRefusal; readonly index: number };
+
+/** What an admitted request holds until it ends: its reservation, a slot of each concurrency cap, and the store's mark of when. */
+export interface Held {
+  readonly tokens: number;
+  readonly spendMicros: number;
+  readonly epoch: number;
+}
 
 export interface Settlement {
   readonly plan: CounterPlan;
   /** The window start per bucket when the request ended. */
   readonly starts: readonly number[];
+  /** Real usage. */
   readonly tokens: number;
   readonly spendMicros: number;
-  readonly lease: string | null;
+  /** What the request held, given back; null when it held nothing (or only usage is reported). */
+  readonly held: Held | null;
 }
 
 export interface LimitCounters {
@@ -48,6 +61,8 @@ export interface LimitCounters {
   settle(settlement: Settlement): void;
   /** Waits for the settlements under way; a stop calls it before the store closes. */
   drain(): Promise<void>;
+  /** Resolves when the store answers (a cheap statement): how an outage is seen to end without traffic. */
+  probe(): Promise<void>;
 }
 
 export interface PlanCheck {
@@ -63,16 +78,19 @@ export function counterPlan(checks: readonly PlanCheck[], caps: readonly (readon
   const unique = new Map<string, BucketKey>();
   for (const check of checks) unique.set(id(check.bucket), check.bucket);
   const buckets = [...unique.values()].sort((a, b) => compare(id(a), id(b)));
-  const index = new Map(buckets.map((key, i) => [id(key), i]));
-  const bucketOf = checks.map((check) => index.get(id(check.bucket))!);
+  const bucketIds = buckets.map(id);
+  const bucketOf = checks.map((check) => bucketIds.indexOf(id(check.bucket)));
   const capOrder = caps.map((_, i) => i).sort((a, b) => compare(`${caps[a]![0]}\u0000${caps[a]![1]}`, `${caps[b]![0]}\u0000${caps[b]![1]}`));
-  const json = JSON.stringify({
-    b: buckets,
-    c: checks.map((check, i) => [bucketOf[i], check.requests, check.tokens, check.budgetMicros]),
-    k: capOrder.map((i) => caps[i]),
-  });
-  const leases = caps.length > 0 || checks.some((c) => c.tokens !== null || c.budgetMicros !== null);
-  return { plan: { json, buckets, leases }, bucketOf, capOrder };
+  const sortedCaps = capOrder.map((i) => caps[i]!);
+  const holds = caps.length > 0 || checks.some((c) => c.tokens !== null || c.budgetMicros !== null);
+  const plan: CounterPlan = {
+    buckets,
+    bucketIds,
+    checks: checks.map((check, i) => [bucketOf[i]!, check.requests, check.tokens, check.budgetMicros] as const),
+    caps: sortedCaps,
+    holds,
+  };
+  return { plan, bucketOf, capOrder };
 }
 
 /** Code-unit order, the same on every replica whatever its locale. */

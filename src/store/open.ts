@@ -40,13 +40,14 @@ export async function openStore(settings: StoreSettings, path: string, signingKe
     { signingKey: signingKey ?? "" },
   );
   const replicaId = `replica_${Buffer.from(crypto.getRandomValues(new Uint8Array(6))).toString("hex")}`;
+  const stores = postgresStores(store, replicaId);
   return {
-    stores: postgresStores(store, replicaId),
+    stores,
     label: store.name,
     created: false,
     single: false,
     replicaId,
     listen: (changed, resubscribed) => listenForChanges(store.sql, replicaId, changed, resubscribed),
-    registry: (self, configVersion, failed) => new Registry(store.sql, { ...self, id: replicaId }, configVersion, failed),
+    registry: (self, configVersion, failed) => new Registry(store.sql, { ...self, id: replicaId }, configVersion, failed, () => stores.limits.alive()),
   };
 }

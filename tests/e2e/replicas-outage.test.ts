@@ -1,7 +1,8 @@
 // A replica of the built binary when its PostgreSQL stops mid-run and comes back: keys keep
 // authenticating from memory and requests are served, /healthz says degraded, admin reads answer from
-// memory, an admin mutation is refused without being half-applied, and after the database returns the
-// ledger holds every request that was served (counted) and /healthz says ok again.
+// memory, an admin mutation is refused without being half-applied, a request whose chain has a limit is
+// refused 503 `store unavailable` in the caller's protocol (fail_closed), and after the database returns
+// the ledger holds every request that was served (counted) and /healthz says ok again.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
 import { json, startGateway, type RunningGateway } from "../support/gateway.ts";
@@ -33,23 +34,40 @@ const ledgerRequests = async () => Number(((await server().sql("SELECT COALESCE(
 describe("a replica whose database stops and returns", () => {
   test("serves from memory meanwhile, says degraded, refuses mutations whole, and meters every served request once it is back", async () => {
     const key = (await json(await admin("/keys", { method: "POST", body: JSON.stringify({ name: "outage" }) }))) as { id: string; token: string };
+    expect((await admin("/groups", { method: "POST", body: JSON.stringify({ name: "limited", limits: [{ window: "hour", requests: 1000 }] }) })).status).toBe(201);
+    const limited = (await json(await admin("/keys", { method: "POST", body: JSON.stringify({ name: "limited", group: "limited" }) }))) as { id: string; token: string };
+    const limitedClient = new OpenAI({ apiKey: limited.token, baseURL: `${gw.data}/v1`, maxRetries: 0 });
+    const askLimited = () => limitedClient.chat.completions.create({ model: "mock-1", messages: [{ role: "user", content: "hi" }] });
+    expect((await askLimited()).choices[0]!.message.role).toBe("assistant");
     const client = new OpenAI({ apiKey: key.token, baseURL: `${gw.data}/v1`, maxRetries: 0 });
     const ask = () => client.chat.completions.create({ model: "mock-1", messages: [{ role: "user", content: "hi" }] });
     for (let i = 0; i < 5; i++) await ask();
-    await until(async () => (await ledgerRequests()) === 5, 5_000, 50);
+    await until(async () => (await ledgerRequests()) === 6, 5_000, 50);
     expect(await health()).toBe("ok");
 
     await server().stop();
     for (let i = 0; i < 10; i++) expect((await ask()).choices[0]!.message.role).toBe("assistant");
+    // A limit cannot be checked: fail_closed refuses in the caller's own shape, never serves unchecked.
+    const closed = (await askLimited().then(() => undefined, (error: unknown) => error)) as { status: number; headers: Headers | Record<string, string>; message: string } | undefined;
+    expect(closed?.status).toBe(503);
+    expect(closed?.message).toContain("store unavailable");
+    const retryAfter = closed?.headers instanceof Headers ? closed.headers.get("retry-after") : closed?.headers?.["retry-after"];
+    expect(retryAfter).toBe("1");
+    const anthropic = await fetch(`${gw.data}/v1/messages`, { method: "POST", headers: { "x-api-key": limited.token, "anthropic-version": "2023-06-01", "content-type": "application/json" }, body: JSON.stringify({ model: "mock-1", max_tokens: 16, messages: [{ role: "user", content: "hi" }] }) });
+    const anthropicBody = (await anthropic.json()) as { type: string; error: { type: string; message: string } };
+    expect([anthropic.status, anthropicBody.type, anthropicBody.error.type]).toEqual([529, "error", "overloaded_error"]);
+    expect(anthropicBody.error.message).toContain("store unavailable");
+    expect(gw.logs.some((line) => line.includes("store unavailable: limits cannot be checked") && line.includes("store postgres ("))).toBe(true);
     await until(async () => (await health()) === "degraded", 5_000, 50);
-    const down = ((await json(await admin("/info"))) as { store: { state: string; spooled_rows: number } }).store;
-    expect(down.state).toBe("unavailable");
-    expect(down.spooled_rows).toBeGreaterThan(0);
+    const down = async () => ((await json(await admin("/info"))) as { store: { state: string; spooled_rows: number } }).store;
+    expect((await down()).state).toBe("unavailable");
+    // The served requests' rows wait for the database (the ledger batch fails within its 100 ms).
+    await until(async () => (await down()).spooled_rows > 0, 5_000, 50);
     expect(await storeUp(key.token)).toBe(0);
     // Reads are answered from memory.
     const listed = await admin("/keys");
     expect(listed.status).toBe(200);
-    expect(((await listed.json()) as { items: { id: string }[] }).items.map((k) => k.id)).toEqual([key.id]);
+    expect(((await listed.json()) as { items: { id: string }[] }).items.map((k) => k.id).sort()).toEqual([key.id, limited.id].sort());
     expect((await admin("/groups")).status).toBe(200);
     expect((await admin("/info")).status).toBe(200);
     const refused = await admin("/keys", { method: "POST", body: JSON.stringify({ name: "while-down" }) });
@@ -60,11 +78,13 @@ describe("a replica whose database stops and returns", () => {
 
     await server().start();
     await until(async () => (await health()) === "ok", 10_000, 100);
-    await until(async () => (await ledgerRequests()) === 15, 10_000, 100);
+    await until(async () => (await ledgerRequests()) === 16, 10_000, 100);
     await until(async () => (await storeUp(key.token)) === 1, 5_000, 100);
     expect(((await json(await admin("/info"))) as { store: unknown }).store).toMatchObject({ state: "ok", spooled_rows: 0 });
     const keys = (await json(await admin("/keys"))) as { items: { name: string }[] };
-    expect(keys.items.map((k) => k.name)).toEqual(["outage"]);
+    expect(keys.items.map((k) => k.name).sort()).toEqual(["limited", "outage"]);
     expect((await ask()).choices[0]!.message.role).toBe("assistant");
+    expect((await askLimited()).choices[0]!.message.role).toBe("assistant");
+    expect(gw.logs.some((line) => line.includes("store available again: limits checked"))).toBe(true);
   }, 60_000);
 });

@@ -32,6 +32,8 @@ export class ReplicaRegistry {
     private readonly self: ReplicaInfo,
     private readonly configVersion: () => number,
     private readonly failed: (error: unknown) => void = () => {},
+    /** Told of each heartbeat that reached the database (the limit counters judge from it whether they were taken for gone). */
+    private readonly beat: () => void = () => {},
   ) {}
 
   /** The last heartbeat failed (the database refuses or cannot be reached). */
@@ -44,15 +46,19 @@ export class ReplicaRegistry {
     await this.sql`INSERT INTO replicas (id, host, listen, started_at, last_seen, version, config_version)
       VALUES (${id}, ${host}, ${listen}, extract(epoch from now())::bigint, extract(epoch from now())::bigint, ${version}, ${this.configVersion()})
       ON CONFLICT (id) DO UPDATE SET last_seen = excluded.last_seen`;
+    this.beat();
   }
 
   start(): void {
     this.#timer ??= setInterval(() => {
       this.sql`UPDATE replicas SET last_seen = extract(epoch from now())::bigint, config_version = ${this.configVersion()} WHERE id = ${this.self.id}`
-        // Every live replica frees the leases of gone ones (limits-schema.ts): whoever comes first, once.
+        // Every live replica frees what gone ones held (limits-schema.ts): whoever comes first, once.
         .then(() => this.sql`SELECT gateway_free_gone(${GONE_AFTER_SECS})`)
         .then(
-          () => (this.#failing = false),
+          () => {
+            this.#failing = false;
+            this.beat();
+          },
           (error: unknown) => {
             // Told once per outage, not every 2 s of it.
             if (!this.#failing) this.failed(error);

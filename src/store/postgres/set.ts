@@ -8,7 +8,7 @@ import { PgLimitCounters } from "./limits.ts";
 import type { PostgresStore } from "./store.ts";
 
 /** `replicaId`: the changes this replica applies are announced to the others under it (changes.ts). */
-export function postgresStores(store: PostgresStore, replicaId: string): StoreSet {
+export function postgresStores(store: PostgresStore, replicaId: string): StoreSet & { readonly limits: PgLimitCounters } {
   return {
     store,
     audit: new PgAuditStore(store.sql, replicaId),
