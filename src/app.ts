@@ -95,7 +95,8 @@ export async function buildApps(deps: AppDeps, random: () => number = Math.rando
   // SIGHUP's reload (main.ts): POST /config/reload's audited change, with the signal as its principal.
   // Loaded with the admin router (admin/router.ts), not at start.
   const reloadFile: ReloadFile = async (principal, refused) => (await import("./admin/config-changes.ts")).reloadConfigFile(adminDeps, principal, undefined, refused);
-  const fleetSync = deps.fleet ? new FleetSync({ audit: governance.audit, keys: governance.keys, groups: groups.groups, logger: deps.logger }) : undefined;
+  if (deps.fleetConfig) deps.fleetConfig.prepare = (snapshot) => hooks.prepare(snapshot);
+  const fleetSync = deps.fleet ? new FleetSync({ audit: governance.audit, keys: governance.keys, groups: groups.groups, config: deps.fleetConfig, logger: deps.logger }) : undefined;
   return { data, admin, warm, routing, health, metering: groups.metering, reloadFile, hooks, telemetry, fleetSync };
 }
 

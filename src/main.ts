@@ -9,6 +9,7 @@ import { buildApps } from "./app.ts";
 import { CliError, HELP, parseCli, type CliOptions } from "./cli.ts";
 import { embeddedDefaultText } from "./config/default.ts";
 import { ConfigLifecycle, loadBoot, type ConfigTree } from "./config/lifecycle.ts";
+import type { FleetConfig } from "./config/fleet.ts";
 import { overrideTree } from "./config/listen.ts";
 import type { Concealed } from "./config/interpolate.ts";
 import { locateConfig, parseConfigText, type ConfigSource, type LoadResult } from "./config/load.ts";
@@ -72,7 +73,9 @@ function bootConfig(located: ConfigSource, cli: CliOptions) {
   // One parse of the file: it names the overlay, and is then merged with it and validated.
   const parsed = parseConfigText(located.text, located.source, env);
   const settings = overlaySettings(parsed);
-  const overlay = readOverlay(settings);
+  // A fleet keeps its overlay in the store's config versions: the file's is not read.
+  const fleet = parsed.ok && (parsed.tree as { store?: { module?: unknown } } | null)?.store?.module === "postgres";
+  const overlay: ReturnType<typeof readOverlay> = fleet ? { ok: true, overlay: {} } : readOverlay(settings);
   if (!overlay.ok) return { result: { ok: false, errors: [overlay.error] } as LoadResult, base: {}, overlay: {}, settings, concealed: undefined, commandLine: {} };
   const commandLine = overrideTree(cli, overlay.overlay.listen ?? (parsed.ok ? (parsed.tree as ConfigTree | null)?.listen : undefined));
   const { result, base, concealed } = loadBoot(parsed, located.source, overlay.overlay, env, commandLine);
@@ -94,9 +97,10 @@ class BootConfig {
     return this.located.source === "embedded default" ? undefined : this.located.source;
   }
 
-  lifecycle(holder: ConfigHolder): ConfigLifecycle {
+  lifecycle(holder: ConfigHolder, fleet?: Pick<FleetConfig, "written">): ConfigLifecycle {
     const file = this.file;
     return new ConfigLifecycle({
+      versionWritten: fleet?.written,
       holder,
       env,
       now: Date.now,
@@ -104,7 +108,8 @@ class BootConfig {
       bootOverlay: this.overlay,
       bootConcealed: this.concealed,
       readFile: file === undefined ? undefined : () => readConfigFile(file),
-      stageOverlay: (overlay) => stageOverlay(this.settings.path, overlay),
+      // A fleet keeps the overlay in its config versions, not in a file (replicas.md: config.overlay is not used).
+      stageOverlay: fleet ? async () => ({ install: () => {}, discard: async () => {} }) : (overlay) => stageOverlay(this.settings.path, overlay),
       commandLine: this.commandLine,
     });
   }
@@ -219,7 +224,22 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
   const markUnsaved = opened.single ? markUnsavedIn : async () => {};
 
   const holder = new ConfigHolder(snapshot);
-  const lifecycle = boot.lifecycle(holder);
+  // A fleet's config is the fleet's newest version (or this file becomes its first); config.locked serves the file only.
+  const versions = snapshot.config.config?.locked ? undefined : opened.stores.configVersions;
+  let fleetConfig: FleetConfig | undefined;
+  const lifecycle = boot.lifecycle(holder, versions && { written: (content) => fleetConfig!.written(content) });
+  if (versions) {
+    const { FleetConfig: Fleet, VersionNotLoaded } = await import("./config/fleet.ts");
+    fleetConfig = new Fleet({ store: versions, lifecycle, env, logger });
+    try {
+      await fleetConfig.join();
+    } catch (error) {
+      if (!(error instanceof VersionNotLoaded) && !isStoreError(error)) throw error;
+      logger.error("config unavailable; not starting", { store: storePath, error: (error as Error).message });
+      await store.close().catch(() => undefined);
+      return 1;
+    }
+  }
   const servers: Server<undefined>[] = [];
   let requestStop: (reason: string) => void = () => {};
   const restart = () => {
@@ -251,7 +271,7 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
       schema_version: schemaVersion,
       spooled_rows: metering?.keptRows ?? 0,
     });
-    apps = await buildApps({ holder, stores: opened.stores, fleet: opened.listen !== undefined, replicas, storeStatus, logger, now: Date.now, startedAt, env, lifecycle, restart, hookLoader, logFormat });
+    apps = await buildApps({ holder, stores: opened.stores, fleet: opened.listen !== undefined, fleetConfig, replicas, storeStatus, logger, now: Date.now, startedAt, env, lifecycle, restart, hookLoader, logFormat });
     metering = apps.metering;
     const sync = apps.fleetSync;
     if (opened.listen && sync) {

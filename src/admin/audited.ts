@@ -36,8 +36,12 @@ export function auditedChange<T extends Planned>(deps: AdminDeps, request: Reque
 
 /** auditedChange for a change no admin request made (SIGHUP): `principal` names who did. */
 export async function auditedChangeBy<T extends Planned>(deps: AdminDeps, principal: string, action: string, resource: string, plan: () => T): Promise<Extract<T, Plan>> {
+  let last: T | undefined;
   const toChange = async (): Promise<Change<Extract<T, Plan>>> => {
+    // A fleet's expected version is the fleet's: what other replicas committed is taken first.
+    await deps.fleetConfig?.catchUp();
     const planned = plan();
+    last = planned;
     if (!planned.ok) throw refusal(planned);
     // A hook that cannot be loaded and created refuses the change, before anything is stored.
     const unloadable = await deps.hookRuntime.prepare(planned.snapshot);
@@ -45,12 +49,27 @@ export async function auditedChangeBy<T extends Planned>(deps: AdminDeps, princi
     let staged: StagedFile | undefined;
     return {
       stage: planned.overlayFile && (async () => void (staged = await planned.overlayFile!())),
-      write: () => staged?.install(),
+      write: () => {
+        staged?.install();
+        planned.write?.();
+      },
       undo: async () => staged?.discard(),
       apply: () => (planned.swap(), planned as Extract<T, Plan>),
     };
   };
-  if (deps.audit) return deps.audit.commit({ action, resource, principal }, toChange);
+  if (deps.audit) {
+    // A fleet: another replica may commit the version this change planned to be between its catch-up and
+    // its commit (the store refuses the second: VersionTaken). A change that named an expected version
+    // has lost (409); one that did not is planned again on the newest version, so both apply, distinctly.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await deps.audit.commit({ action, resource, principal }, toChange);
+      } catch (error) {
+        const retry = error instanceof GatewayError && error.code === "version_conflict" && error.message.includes("another replica") && !(last?.ok && last.expected) && attempt < 3;
+        if (!retry) throw error;
+      }
+    }
+  }
   // Apps built by tests without an audit log: the same steps, nothing to record.
   const change = await toChange();
   await change.stage?.();

@@ -4,6 +4,7 @@ import type { IdentityService } from "../identity/service.ts";
 import type { TelemetryHub } from "../telemetry/hub.ts";
 import type { CredentialCache } from "../auth/credential-cache.ts";
 import type { ConfigLifecycle } from "../config/lifecycle.ts";
+import type { FleetConfig } from "../config/fleet.ts";
 import type { ConfigHolder } from "../config/snapshot.ts";
 import type { GroupService } from "../governance/groups.ts";
 import type { KeyService } from "../governance/keys.ts";
@@ -39,6 +40,8 @@ export interface AdminDeps {
   readonly groups?: GroupService;
   /** Config apply, reload, rollback, versions and the settings overlay; absent in apps built by tests around a bare snapshot. */
   readonly lifecycle?: ConfigLifecycle;
+  /** A fleet's one config (config/fleet.ts): a change first takes what other replicas committed; absent for a single process. */
+  readonly fleetConfig?: FleetConfig;
   /** Drains and re-executes the process (POST /restart); absent where the process cannot (tests). */
   readonly restart?: () => void;
   /** Metering views (GET /keys/{id}/usage, /groups/{name}/usage, /usage/keys). */

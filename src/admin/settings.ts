@@ -12,6 +12,8 @@ import { principalOf } from "./principal.ts";
 import { ConfigSettingsView } from "./views.ts";
 
 const SETTABLE = new Set<string>([...SETTINGS_SECTIONS, "expected_version"]);
+/** Sections a fleet's replica keeps from its own file. */
+const PER_REPLICA = ["listen", "admin_listen", "tls", "admin_tls", "admin_require_mtls", "store"] as const;
 
 /** The overlay as shown: `store.settings` values never leave the process, only their names. */
 function settingsView(overlay: ConfigTree): ConfigTree {
@@ -39,6 +41,11 @@ export const settingsController = (deps: AdminDeps) =>
         const unknown = Object.keys(body).filter((k) => !SETTABLE.has(k));
         if (unknown.length > 0) {
           return refuseBody(deps, request, "config.settings", "config:settings", `${unknown.map((k) => `/${k}`).join(", ")}: not a settable section (settable: ${SETTINGS_SECTIONS.join(", ")})`);
+        }
+        // A fleet's replicas each take these from their own file (replicas.md): one replica's sockets, TLS or store are not the fleet's.
+        const perReplica = deps.fleetConfig ? Object.keys(body).filter((k) => (PER_REPLICA as readonly string[]).includes(k)) : [];
+        if (perReplica.length > 0) {
+          return refuseBody(deps, request, "config.settings", "config:settings", `${perReplica.map((k) => `/${k}`).join(", ")}: in a fleet each replica takes ${perReplica.length === 1 ? "it" : "them"} from its own config file, not from the fleet's settings`);
         }
         const expected = expectedVersion(request, body);
         const { expected_version: _, ...patch } = body as ConfigTree;

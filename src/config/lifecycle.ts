@@ -62,6 +62,10 @@ export interface Plan {
   readonly overlayFile?: () => Promise<StagedFile>;
   /** Makes it live: the new snapshot, base and overlay, and a retained version. Throws if the config moved on. */
   swap(): void;
+  /** A fleet's: stores the version, synchronously, inside the change's audit transaction (config/fleet.ts). */
+  write?(): void;
+  /** The change named an expected version (a fleet retries one that lost a race only when it did not). */
+  readonly expected?: boolean;
 }
 export type Planned = Plan | Refused;
 
@@ -100,6 +104,19 @@ export interface LifecycleDeps {
   readonly stageOverlay: (overlay: ConfigTree) => Promise<StagedFile>;
   /** What the command line sets (--listen ...: config/listen.ts), over every effective tree, as at boot. */
   readonly commandLine?: ConfigTree;
+  /** A fleet's: each new version, as it commits (inside its audit transaction). */
+  readonly versionWritten?: (version: VersionContent) => void;
+}
+
+/** A version as a fleet stores it: who, what, and the base and overlay that make it. */
+export interface VersionContent {
+  readonly version: number;
+  /** Unix seconds. */
+  readonly ts: number;
+  readonly principal: string;
+  readonly summary: string;
+  readonly base: ConfigTree;
+  readonly overlay: ConfigTree;
 }
 
 const clone = <T>(value: T): T => structuredClone(value);
@@ -240,6 +257,45 @@ export class ConfigLifecycle {
     return { ...planned, reloadToApply, setByCommandLine, overlayFile: () => this.#deps.stageOverlay(overlay) };
   }
 
+  /**
+   * A version another replica committed (config/fleet.ts), made this replica's: checked as boot checks
+   * it, boot-scoped members kept as this replica booted; no expected version, no lock (it is already the
+   * fleet's). `concealed`: what its base took from this replica's environment.
+   */
+  adopt(content: VersionContent, concealed?: Concealed): Planned {
+    this.#concealed.addAll(concealed);
+    const loaded = this.#load(this.#effective(content.base, content.overlay), content.version);
+    if (!loaded.ok) return loaded;
+    const { snapshot } = loaded;
+    return {
+      ok: true,
+      snapshot,
+      swap: () => {
+        if (this.current.version > snapshot.version) throw new Error(`config is at version ${this.current.version}, past version ${snapshot.version}`);
+        this.#deps.holder.swap(snapshot);
+        this.#base = clone(content.base);
+        this.#overlay = clone(content.overlay);
+        this.#retain(snapshot, this.#base, content);
+      },
+    };
+  }
+
+  /** Forgets the retained versions: a replica joining a fleet keeps the fleet's, not its own boot's. */
+  forgetVersions(): void {
+    this.#versions = [];
+  }
+
+  /** The base and overlay of the current version, as a fleet stores its first (version 0). */
+  currentContent(): VersionContent {
+    const record = this.#versions.at(-1)!;
+    return { version: this.current.version, ts: record.ts, principal: record.principal, summary: record.summary, base: this.#base, overlay: this.#overlay };
+  }
+
+  /** JSON of `tree` with every value taken from the environment written back as its `${VAR}`, and a literal `${` escaped. */
+  storedText(tree: ConfigTree): string {
+    return this.#concealed.scrub(JSON.stringify(tree).replaceAll("${", "$${"));
+  }
+
   /** The tree a process with this command line runs: base, the overlay over it, the command line over both. */
   #effective(base: ConfigTree, overlay: ConfigTree): ConfigTree {
     const merged = mergeTrees(base, overlay);
@@ -254,15 +310,15 @@ export class ConfigLifecycle {
     return undefined;
   }
 
-  #load(effective: ConfigTree): { ok: true; snapshot: Snapshot } | Refused {
+  #load(effective: ConfigTree, version = this.current.version + 1): { ok: true; snapshot: Snapshot } | Refused {
     // Checked as given first, boot-scoped members included: that is what the next boot will load, and a
     // value that would stop it (a bad listen address in the overlay) must be refused now, not then.
-    const asGiven = loadConfigTree(effective, this.current.source, { env: this.#deps.env, version: this.current.version + 1, concealed: this.#concealed });
+    const asGiven = loadConfigTree(effective, this.current.source, { env: this.#deps.env, version, concealed: this.#concealed });
     if (!asGiven.ok) return { ok: false, code: "invalid_request", message: `config invalid: ${asGiven.errors.join("; ")}`, errors: asGiven.errors };
     // Boot-scoped members stay as booted: the running sockets, TLS, store and pools are those.
     const live = clone(effective);
     for (const path of BOOT_SCOPED) setPath(live, path, getPath(this.#pinned, path));
-    const loaded = loadConfigTree(live, this.current.source, { env: this.#deps.env, version: this.current.version + 1, concealed: this.#concealed });
+    const loaded = loadConfigTree(live, this.current.source, { env: this.#deps.env, version, concealed: this.#concealed });
     if (!loaded.ok) return { ok: false, code: "invalid_request", message: `config invalid: ${loaded.errors.join("; ")}`, errors: loaded.errors };
     return loaded;
   }
@@ -273,9 +329,12 @@ export class ConfigLifecycle {
     const loaded = this.#load(this.#effective(base, overlay));
     if (!loaded.ok) return loaded;
     const { snapshot } = loaded;
+    const written = this.#deps.versionWritten;
     return {
       ok: true,
       snapshot,
+      expected: m.expectedVersion !== undefined,
+      write: written && (() => written({ version: snapshot.version, ts: Math.floor(this.#deps.now() / 1000), principal: m.principal, summary: m.summary, base, overlay })),
       swap: () => {
         if (this.current.version + 1 !== snapshot.version) throw new Error(`config moved on to version ${this.current.version} while version ${snapshot.version} was being committed`);
         this.#deps.holder.swap(snapshot);
@@ -286,7 +345,7 @@ export class ConfigLifecycle {
     };
   }
 
-  #retain(snapshot: Snapshot, base: ConfigTree, m: Mutation): void {
+  #retain(snapshot: Snapshot, base: ConfigTree, m: Pick<Mutation, "principal" | "summary" | "registersHook"> & { readonly ts?: number }): void {
     const previous = this.#versions.at(-1);
     const hookSettingsVersions: Record<string, number> = {};
     for (const [name, hook] of Object.entries(snapshot.config.hooks ?? {})) {
@@ -297,7 +356,7 @@ export class ConfigLifecycle {
       this.#hookVersionHigh.set(name, hookSettingsVersions[name]);
     }
     const { principal, summary } = m;
-    this.#versions.push({ version: snapshot.version, ts: Math.floor(this.#deps.now() / 1000), principal, summary, base, snapshot, hookSettingsVersions });
+    this.#versions.push({ version: snapshot.version, ts: m.ts ?? Math.floor(this.#deps.now() / 1000), principal, summary, base, snapshot, hookSettingsVersions });
     const keep = snapshot.config.advanced?.config_versions_retained ?? 100;
     if (this.#versions.length > keep) this.#versions = this.#versions.slice(this.#versions.length - keep);
   }

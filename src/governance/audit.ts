@@ -6,6 +6,7 @@ import type * as AsyncHooks from "node:async_hooks";
 import { GatewayError } from "../http/errors.ts";
 import type { AuditHead } from "../store/audit-head.ts";
 import type { AuditEntry, AuditStore } from "../store/audit.ts";
+import { VersionTaken } from "../store/config-versions.ts";
 import type { Logger } from "../telemetry/logger.ts";
 import type { AuditAttempt, AuditRecord, AuditSink, Change } from "./types.ts";
 
@@ -181,6 +182,8 @@ export class AuditLog implements AuditSink {
         await change.undo?.().catch((undoError: unknown) => this.logger?.error("could not undo a change whose audit entry failed", { action: attempt.action, error: String(undoError) }));
         // Still an attempt, and not applied; on a failing disk this entry fails too, and the 500 says enough.
         await this.#appendRejected({ ...attempt, outcome: "rejected" });
+        // Another replica committed the same config version first (store/config-versions.ts): a conflict, not a fault.
+        if (error instanceof VersionTaken) throw new GatewayError("version_conflict", error.message);
         const cause = error instanceof Error ? error.message : String(error);
         this.logger?.error("a change was not applied: it could not be committed with its audit entry", { action: attempt.action, resource: attempt.resource, error: cause });
         throw new GatewayError("internal", `not applied: the change could not be stored with its audit entry (${cause})`);

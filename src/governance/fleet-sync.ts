@@ -7,11 +7,14 @@ import type { Logger } from "../telemetry/logger.ts";
 import type { AuditLog } from "./audit.ts";
 import type { GroupService } from "./groups.ts";
 import type { KeyService } from "./keys.ts";
+import type { FleetConfig } from "../config/fleet.ts";
 
 export interface FleetSyncDeps {
   readonly audit: AuditLog;
   readonly keys: KeyService;
   readonly groups: GroupService;
+  /** The fleet's config versions: taken when another replica's config change is heard of, and on each reconcile. */
+  readonly config?: Pick<FleetConfig, "catchUp">;
   readonly logger: Pick<Logger, "warn">;
   readonly reconcileMs?: number;
 }
@@ -27,12 +30,14 @@ export class FleetSync {
     const keys = [...new Set(resources.filter((r) => r.startsWith("key:")).map((r) => r.slice(4)))];
     // A group change can come with its keys (a mint that provisions its group).
     const groups = resources.some((r) => r.startsWith("group:"));
-    return this.#reload(keys, groups);
+    // Every other audited change (config apply, reload, rollback, settings, hooks, admin auth) makes a config version.
+    const config = resources.some((r) => !r.startsWith("key:") && !r.startsWith("group:"));
+    return this.#reload(keys, groups, config);
   }
 
   /** Everything, whatever was missed. */
   reconcile(): Promise<void> {
-    return this.#reload("all", true);
+    return this.#reload("all", true, true);
   }
 
   start(): void {
@@ -46,17 +51,19 @@ export class FleetSync {
   }
 
   /** `keys`: the ids to reload, or all of them. */
-  #reload(keys: readonly string[] | "all", groups: boolean): Promise<void> {
-    if (keys !== "all" && keys.length === 0 && !groups) return this.#running;
+  #reload(keys: readonly string[] | "all", groups: boolean, config = false): Promise<void> {
+    if (keys !== "all" && keys.length === 0 && !groups && !config) return this.#running;
     const run = this.#running.then(() =>
       this.deps.audit.exclusive(async () => {
+        // The config first: groups from the config file are part of the tree the group reload builds.
+        if (config) await this.deps.config?.catchUp();
         if (groups) await this.deps.groups.load();
         if (keys === "all") await this.deps.keys.load();
         else if (keys.length > 0) await this.deps.keys.refresh(keys);
       }),
     );
     // A failed reload (the store down) is retried by the next change or reconcile; it never wedges them.
-    this.#running = run.catch((error: unknown) => this.deps.logger.warn("could not reload the fleet's keys and groups; serving what is held", { error: error instanceof Error ? error.message : String(error) }));
+    this.#running = run.catch((error: unknown) => this.deps.logger.warn("could not take the fleet's changes; serving what is held", { error: error instanceof Error ? error.message : String(error) }));
     return this.#running;
   }
 }

@@ -10,6 +10,7 @@ import type { KeyStore } from "./keys.ts";
 import { SqliteKeyStore } from "./keys.ts";
 import type { LedgerStore } from "./ledger.ts";
 import type { LimitCounters } from "./limit-counters.ts";
+import type { ConfigVersionStore } from "./config-versions.ts";
 import { SqliteLedgerStore } from "./ledger.ts";
 import type { SqliteStore } from "./sqlite.ts";
 import type { Store } from "./store.ts";
@@ -23,6 +24,8 @@ export interface StoreSet {
   readonly ledger: LedgerStore;
   /** A fleet's shared limit counters; a single process counts in memory (none). */
   readonly limits?: LimitCounters;
+  /** A fleet's config versions; a single process keeps its own in memory (none). */
+  readonly configVersions?: ConfigVersionStore;
   /** What log lines name: the sqlite path, or `store postgres (user@host:port/db)`. */
   readonly label: string;
 }

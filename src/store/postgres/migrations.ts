@@ -37,6 +37,19 @@ export const FLEET_MIGRATIONS: readonly Migration[] = [
 );`,
   },
   LIMIT_MIGRATION,
+  {
+    version: 9,
+    name: "fleet config versions",
+    // base and overlay as JSON text: values the config took from the environment are stored as ${VAR}.
+    sql: `CREATE TABLE config_versions (
+  version BIGINT PRIMARY KEY,
+  ts BIGINT NOT NULL,
+  principal TEXT NOT NULL,
+  summary TEXT NOT NULL,
+  base TEXT NOT NULL,
+  overlay TEXT NOT NULL
+);`,
+  },
 ];
 
 export const PG_MIGRATIONS: readonly Migration[] = [...MIGRATIONS.map(toPostgres), ...FLEET_MIGRATIONS];

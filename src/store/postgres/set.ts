@@ -5,6 +5,7 @@ import { PgGroupStore } from "./groups.ts";
 import { PgKeyStore } from "./keys.ts";
 import { PgLedgerStore } from "./ledger.ts";
 import { PgLimitCounters } from "./limits.ts";
+import { PgConfigVersions } from "./config-versions.ts";
 import type { PostgresStore } from "./store.ts";
 
 /** `replicaId`: the changes this replica applies are announced to the others under it (changes.ts). */
@@ -16,6 +17,7 @@ export function postgresStores(store: PostgresStore, replicaId: string): StoreSe
     groups: new PgGroupStore(store.sql),
     ledger: new PgLedgerStore(store.sql),
     limits: new PgLimitCounters(store.sql, replicaId),
+    configVersions: new PgConfigVersions(store.sql),
     label: store.name,
   };
 }
