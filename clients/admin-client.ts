@@ -347,6 +347,7 @@ export class AdminClient {
         pool_size?: number;
         schema?: string;
         connect_timeout_secs?: number;
+        spool_path?: string;
         on_unavailable?: "fail_closed" | "fail_open";
         max_unsaved_rows?: number;
       };

@@ -10,6 +10,8 @@ import { CliError, HELP, parseCli, type CliOptions } from "./cli.ts";
 import { embeddedDefaultText } from "./config/default.ts";
 import { ConfigLifecycle, loadBoot, type ConfigTree } from "./config/lifecycle.ts";
 import type { FleetConfig } from "./config/fleet.ts";
+import type { SpoolingLedger } from "./store/postgres/spool.ts";
+import type { StoreSet } from "./store/set.ts";
 import { overrideTree } from "./config/listen.ts";
 import type { Concealed } from "./config/interpolate.ts";
 import { locateConfig, parseConfigText, type ConfigSource, type LoadResult } from "./config/load.ts";
@@ -214,6 +216,22 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
   }
   const store = opened.stores.store;
   const storePath = opened.label;
+  // A fleet's ledger goes through this replica's spool while the database is away (one live process per spool file).
+  let spool: SpoolingLedger | undefined;
+  try {
+    spool = opened.spool?.({
+      spooling: (error) => logger.warn("store unavailable: ledger write failed; metering spooled to disk", { store: storePath, spool: snapshot.store.module === "postgres" ? snapshot.store.spoolPath : undefined, error: error instanceof Error ? error.message : String(error) }),
+      replayed: (batches, rows) => logger.warn("store available again: spooled metering written", { store: storePath, batches, rows }),
+    });
+  } catch (error) {
+    if (!(error instanceof StoreOpenError)) throw error;
+    logger.error("store unavailable; not starting", { store: storePath, error: error.message });
+    await opened.stores.store.close().catch(() => undefined);
+    return 1;
+  }
+  const stores: StoreSet = spool ? { ...opened.stores, ledger: spool } : opened.stores;
+  // What an earlier run spooled is written before the ledger is read (usage restored at boot counts it).
+  if (spool && spool.spooledRows > 0) await spool.replay().catch((error: unknown) => logger.warn("spooled metering not written yet; retried while serving", { store: storePath, error: error instanceof Error ? error.message : String(error) }));
   /** How a line names the store: `store <path>`, or the fleet's `store postgres (user@host:port/db)`. */
   const storeName = opened.single ? `store ${storePath}` : storePath;
   if (opened.created) logger.info(`creating new store at ${storePath}`, { store: storePath });
@@ -251,7 +269,7 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
   // GET /replicas: filled in once the data listener's address is known.
   const replicas: ReplicaDirectory = { list: async () => [] };
   let registry: ReplicaRegistry | undefined;
-  let metering: { readonly unavailable: boolean; readonly keptRows: number } | undefined;
+  let metering: { readonly unavailable: boolean; readonly unsavedRows: number } | undefined;
   try {
     const previous = await markRunning(store);
     const unsaved = await takeUnsaved(store);
@@ -269,9 +287,9 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
       state: metering?.unavailable || registry?.failing ? "unavailable" : "ok",
       replica_id: opened.replicaId ?? null,
       schema_version: schemaVersion,
-      spooled_rows: metering?.keptRows ?? 0,
+      spooled_rows: metering?.unsavedRows ?? 0,
     });
-    apps = await buildApps({ holder, stores: opened.stores, fleet: opened.listen !== undefined, fleetConfig, replicas, storeStatus, logger, now: Date.now, startedAt, env, lifecycle, restart, hookLoader, logFormat });
+    apps = await buildApps({ holder, stores, fleet: opened.listen !== undefined, fleetConfig, replicas, storeStatus, logger, now: Date.now, startedAt, env, lifecycle, restart, hookLoader, logFormat });
     metering = apps.metering;
     const sync = apps.fleetSync;
     if (opened.listen && sync) {
@@ -305,6 +323,7 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
       logger.error("stopping with metering the store refused; these rows are lost", { rows: apps.metering.keptRows });
       await markUnsaved(store, apps.metering.keptRows);
     } else await markStopped(store);
+    spool?.close();
     await store.close();
   }, () => (holder.current.config.limits?.shutdown_drain_secs ?? 30) * 1000);
   requestStop = shutdown.stop;

@@ -176,7 +176,7 @@ function resolveProvider(c: Collector, name: string, p: ProviderCfg, healthDefau
   };
 }
 
-const POSTGRES_ONLY = ["url", "pool_size", "schema", "connect_timeout_secs"] as const;
+const POSTGRES_ONLY = ["url", "pool_size", "schema", "connect_timeout_secs", "spool_path"] as const;
 
 /** `store:`: each module's own settings, the other's refused with their path; postgres's URL read from its secret. */
 function resolveStore(c: Collector, cfg: GatewayConfig["store"]): StoreSettings {
@@ -191,7 +191,7 @@ function resolveStore(c: Collector, cfg: GatewayConfig["store"]): StoreSettings 
   else url = c.secret(settings.url, "store.settings.url");
   // Never quoted: the URL holds the password.
   if (url !== undefined && !/^postgres(ql)?:\/\/[^\s]+$/.test(url.reveal())) c.errors.push("store.settings.url: the secret does not hold a postgres:// URL");
-  return { module: "postgres", url: url ?? new Secret("", "unset"), schema: settings.schema ?? "public", poolSize: settings.pool_size ?? 10, connectTimeoutSecs: settings.connect_timeout_secs ?? 5 };
+  return { module: "postgres", url: url ?? new Secret("", "unset"), schema: settings.schema ?? "public", poolSize: settings.pool_size ?? 10, connectTimeoutSecs: settings.connect_timeout_secs ?? 5, spoolPath: resolvePath(settings.spool_path ?? "./gateway.spool") };
 }
 
 export function resolveConfig(validated: GatewayConfig, ctx: ResolveContext): ResolveResult {

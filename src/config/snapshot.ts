@@ -28,7 +28,7 @@ export interface ClientToken {
 
 export type StoreSettings =
   | { readonly module: "sqlite"; readonly path: string }
-  | { readonly module: "postgres"; readonly url: Secret; readonly schema: string; readonly poolSize: number; readonly connectTimeoutSecs: number };
+  | { readonly module: "postgres"; readonly url: Secret; readonly schema: string; readonly poolSize: number; readonly connectTimeoutSecs: number; readonly spoolPath: string };
 
 /** An `export:` entry as the exporters are built from it: header values that were references are Secrets. */
 export interface ExportEntry {

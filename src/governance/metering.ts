@@ -268,12 +268,17 @@ export class Metering {
 
   /** Whether the last ledger write (or a fleet's last reservation) failed, until one succeeds: /healthz says degraded. */
   get unavailable(): boolean {
-    return this.#unavailable || this.#deps.limits.unavailable;
+    return this.#unavailable || this.#deps.limits.unavailable || this.#deps.ledger.unavailable === true;
   }
 
   /** Rows the store has not taken yet (a stop with some left is not a clean one). */
   get keptRows(): number {
     return this.#outbox.length;
+  }
+
+  /** Rows of served requests not yet in the store: kept in memory, or in a fleet's spool. */
+  get unsavedRows(): number {
+    return this.#outbox.length + (this.#deps.ledger.spooledRows ?? 0);
   }
 
   async #write(): Promise<void> {

@@ -36,6 +36,10 @@ export interface LedgerQuery {
 export interface LedgerStore {
   append(rows: readonly LedgerRow[]): Promise<void>;
   sums(query: LedgerQuery): Promise<LedgerSum[]>;
+  /** A fleet's spool (postgres/spool.ts): rows taken but not yet in the database. */
+  readonly spooledRows?: number;
+  /** Whether the store is refusing the ledger's writes (rows wait in the spool). */
+  readonly unavailable?: boolean;
 }
 
 export class SqliteLedgerStore implements LedgerStore {

@@ -18,13 +18,13 @@ export interface StoreLock {
  * and readers of the store itself (a backup, `--verify-audit`) are not held up. The journal is kept in
  * memory so nothing but the empty lock file is left beside the store.
  */
-export function lockStore(storePath: string): StoreLock {
+export function lockStore(storePath: string, what: { readonly name: string; readonly setting: string } = { name: "sqlite store", setting: "store.settings.path" }): StoreLock {
   const path = storeLockPath(storePath);
   let db: Database;
   try {
     db = new Database(path, { create: true });
   } catch (error) {
-    throw new StoreOpenError(`cannot open sqlite store ${storePath}: its lock file ${path}: ${(error as Error).message}`);
+    throw new StoreOpenError(`cannot open ${what.name} ${storePath}: its lock file ${path}: ${(error as Error).message}`);
   }
   try {
     db.exec("PRAGMA busy_timeout = 0; PRAGMA journal_mode = MEMORY;");
@@ -32,7 +32,7 @@ export function lockStore(storePath: string): StoreLock {
   } catch (error) {
     db.close();
     if ((error as { code?: string }).code === "SQLITE_BUSY")
-      throw new StoreOpenError(`store ${storePath} is in use by another running gateway (it holds ${path}); stop it, or give this one its own store.settings.path`);
+      throw new StoreOpenError(`${what.name === "sqlite store" ? "store" : what.name} ${storePath} is in use by another running gateway (it holds ${path}); stop it, or give this one its own ${what.setting}`);
     throw new StoreOpenError(`cannot take the store's lock ${path}: ${(error as Error).message}`);
   }
   return {

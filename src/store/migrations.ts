@@ -4,7 +4,8 @@
 // 1 meta; 2-3 keys and audit (keys-schema.ts); 4-5 groups and the metering ledger (groups-schema.ts);
 // 6 the audit entry's credential (keys-schema.ts); 7 a fleet's replicas (postgres only:
 // postgres/migrations.ts); 8 a fleet's limit counters (postgres/limits-schema.ts); 9 a fleet's config
-// versions (postgres/migrations.ts). The next migration of both stores is 10.
+// versions, 10 a fleet's spooled metering batches (postgres/migrations.ts). The next migration of both
+// stores is 11.
 import { GROUP_MIGRATIONS } from "./groups-schema.ts";
 import { AUDIT_CREDENTIAL, KEY_MIGRATIONS } from "./keys-schema.ts";
 

@@ -3,6 +3,7 @@
 // store, and, for a fleet, how this replica hears the others' changes.
 import type { StoreSettings } from "../config/snapshot.ts";
 import type { ReplicaInfo, ReplicaRegistry } from "./postgres/replicas.ts";
+import type { SpoolEvents, SpoolingLedger } from "./postgres/spool.ts";
 import type { StoreSet } from "./set.ts";
 import { sqliteStores } from "./set.ts";
 import { SqliteStore } from "./sqlite.ts";
@@ -19,6 +20,8 @@ export interface OpenedStore {
   readonly listen?: (changed: (resources: readonly string[]) => void, resubscribed: () => void) => Promise<() => Promise<void>>;
   /** This replica's id in the fleet (a fleet's store only). */
   readonly replicaId?: string;
+  /** A fleet's: the ledger through this replica's metering spool (its lock taken: throws StoreOpenError naming it). */
+  readonly spool?: (events: SpoolEvents) => SpoolingLedger;
   /** A fleet's: this replica's entry in the replicas table, registered once its listener is up. */
   readonly registry?: (self: Omit<ReplicaInfo, "id">, configVersion: () => number, failed: (error: unknown) => void) => ReplicaRegistry;
 }
@@ -29,11 +32,12 @@ export async function openStore(settings: StoreSettings, path: string, signingKe
     const store = SqliteStore.open(path, undefined, undefined, { lock: true });
     return { stores: sqliteStores(store), label: path, created: store.created, single: true };
   }
-  const [{ PostgresStore }, { postgresStores }, { listenForChanges }, { ReplicaRegistry: Registry }] = await Promise.all([
+  const [{ PostgresStore }, { postgresStores }, { listenForChanges }, { ReplicaRegistry: Registry }, { SpoolingLedger: Spooling }] = await Promise.all([
     import("./postgres/store.ts"),
     import("./postgres/set.ts"),
     import("./postgres/changes.ts"),
     import("./postgres/replicas.ts"),
+    import("./postgres/spool.ts"),
   ]);
   const store = await PostgresStore.open(
     { url: settings.url.reveal(), schema: settings.schema, poolSize: settings.poolSize, connectTimeoutSecs: settings.connectTimeoutSecs },
@@ -48,6 +52,7 @@ export async function openStore(settings: StoreSettings, path: string, signingKe
     single: false,
     replicaId,
     listen: (changed, resubscribed) => listenForChanges(store.sql, replicaId, changed, resubscribed),
+    spool: (events) => Spooling.open(stores.ledger, store.sql, settings.spoolPath, events),
     registry: (self, configVersion, failed) => new Registry(store.sql, { ...self, id: replicaId }, configVersion, failed, () => stores.limits.alive()),
   };
 }

@@ -2,9 +2,14 @@
 // authenticating from memory and requests are served, /healthz says degraded, admin reads answer from
 // memory, an admin mutation is refused without being half-applied, a request whose chain has a limit is
 // refused 503 `store unavailable` in the caller's protocol (fail_closed), and after the database returns
-// the ledger holds every request that was served (counted) and /healthz says ok again.
+// the ledger holds every request that was served (counted) and /healthz says ok again. Rows served while the
+// database is away go to the replica's spool on disk: a replica killed with SIGKILL meanwhile loses none of
+// them (its successor on the same spool writes them, exactly once); a second live replica on one spool file
+// is refused naming it.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { json, startGateway, type RunningGateway } from "../support/gateway.ts";
 import { replicaConfig, usePostgres } from "../support/postgres.ts";
 import { until } from "../support/until.ts";
@@ -86,5 +91,40 @@ describe("a replica whose database stops and returns", () => {
     expect((await ask()).choices[0]!.message.role).toBe("assistant");
     expect((await askLimited()).choices[0]!.message.role).toBe("assistant");
     expect(gw.logs.some((line) => line.includes("store available again: limits checked"))).toBe(true);
+  }, 60_000);
+
+  test("rows served while the database is away survive a SIGKILL in the spool and are written once by the next replica on it", async () => {
+    const key = (await json(await admin("/keys", { method: "POST", body: JSON.stringify({ name: "spooled" }) }))) as { id: string; token: string };
+    const client = new OpenAI({ apiKey: key.token, baseURL: `${gw.data}/v1`, maxRetries: 0 });
+    const ask = () => client.chat.completions.create({ model: "mock-1", messages: [{ role: "user", content: "hi" }] });
+    const served = async () => Number(((await server().sql(`SELECT COALESCE(SUM(requests), 0)::int AS n FROM ledger WHERE key_id = '${key.id}'`, "outage")) as { n: number }[])[0]!.n);
+    await ask();
+    await until(async () => (await served()) === 1, 5_000, 50);
+
+    await server().stop();
+    for (let i = 0; i < 12; i++) await ask();
+    const spool = join(gw.dir, "gateway.spool");
+    // Each batch is fsynced before it counts: the 12 requests' rows are on disk well within a second.
+    await until(async () => existsSync(spool) && readFileSync(spool, "utf8").split("\n").filter(Boolean).length > 0 && (((await json(await admin("/info"))) as { store: { spooled_rows: number } }).store.spooled_rows > 0), 5_000, 50);
+    await Bun.sleep(300);
+    expect(readFileSync(spool, "utf8")).not.toContain(server().password);
+    gw.proc.kill("SIGKILL");
+    await gw.proc.exited;
+
+    await server().start();
+    const dir = gw.dir;
+    gw = await startGateway(config, { env: { ...ENV, GW_PG_URL: url }, dir });
+    await until(async () => (await served()) === 13, 10_000, 100);
+    expect(gw.logs.join("\n")).toContain("store available again: spooled metering written");
+    await Bun.sleep(1_500);
+    expect(await served()).toBe(13);
+    expect(readFileSync(spool, "utf8")).toBe("");
+
+    const second = await startGateway(config, { env: { ...ENV, GW_PG_URL: url }, dir }).then(
+      (g) => (void g.stop(), undefined),
+      (error: Error) => error,
+    );
+    expect(second?.message).toContain(`metering spool ${spool} is in use by another running gateway`);
+    expect(second?.message).toContain("store.settings.spool_path");
   }, 60_000);
 });

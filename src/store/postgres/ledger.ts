@@ -1,6 +1,6 @@
 // The fleet's metering ledger in PostgreSQL: every replica's batches in one table (one multi-row insert
 // per batch), so the usage views sum the same rows on every replica (design/replicas.md, "What the fleet shares").
-import type { SQL } from "bun";
+import type { SQL, TransactionSQL } from "bun";
 import type { LedgerQuery, LedgerRow, LedgerStore, LedgerSum } from "../ledger.ts";
 import { numbers } from "./writes.ts";
 
@@ -9,10 +9,15 @@ const SUMMED = ["requests", "input", "output", "cache_read", "cache_creation"] a
 export class PgLedgerStore implements LedgerStore {
   constructor(private readonly sql: SQL) {}
 
-  async append(rows: readonly LedgerRow[]): Promise<void> {
+  append(rows: readonly LedgerRow[]): Promise<void> {
+    return this.appendIn(this.sql, rows);
+  }
+
+  /** The batch as one multi-row insert, through `sql` (a transaction's, for the spool's replay). */
+  async appendIn(sql: SQL | TransactionSQL, rows: readonly LedgerRow[]): Promise<void> {
     if (rows.length === 0) return;
     const values = rows.map((r) => ({ ts: r.ts, key_id: r.key_id, group_name: r.group_name, pool: r.pool, model: r.model, requests: r.requests, input: r.input, output: r.output, cache_read: r.cache_read, cache_creation: r.cache_creation }));
-    await this.sql`INSERT INTO ledger ${this.sql(values)}`;
+    await sql`INSERT INTO ledger ${sql(values)}`;
   }
 
   async sums(query: LedgerQuery): Promise<LedgerSum[]> {

@@ -50,6 +50,15 @@ export const FLEET_MIGRATIONS: readonly Migration[] = [
   overlay TEXT NOT NULL
 );`,
   },
+  {
+    version: 10,
+    name: "spooled batches",
+    // The ids of metering batches replayed from a replica's spool: each is written once however often replayed.
+    sql: `CREATE TABLE spooled_batches (
+  id TEXT PRIMARY KEY,
+  written_at BIGINT NOT NULL
+);`,
+  },
 ];
 
 export const PG_MIGRATIONS: readonly Migration[] = [...MIGRATIONS.map(toPostgres), ...FLEET_MIGRATIONS];

@@ -9,7 +9,7 @@ import { PgConfigVersions } from "./config-versions.ts";
 import type { PostgresStore } from "./store.ts";
 
 /** `replicaId`: the changes this replica applies are announced to the others under it (changes.ts). */
-export function postgresStores(store: PostgresStore, replicaId: string): StoreSet & { readonly limits: PgLimitCounters } {
+export function postgresStores(store: PostgresStore, replicaId: string): StoreSet & { readonly limits: PgLimitCounters; readonly ledger: PgLedgerStore } {
   return {
     store,
     audit: new PgAuditStore(store.sql, replicaId),
