@@ -236,9 +236,10 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
   const storeName = opened.single ? `store ${storePath}` : storePath;
   if (opened.created) logger.info(`creating new store at ${storePath}`, { store: storePath });
   // A fleet's store is shared: run state and unsaved rows are one process's facts, kept only in its own store.
-  const markRunning = opened.single ? markRunningIn : async () => ({ unclean: false, lastWrittenAt: null });
+  // A replica's run state is kept beside its spool (the shared store holds no one process's facts).
+  const markRunning = opened.single ? markRunningIn : async () => spool?.markRunning() ?? { unclean: false, lastWrittenAt: null };
   const takeUnsaved = opened.single ? takeUnsavedIn : async () => 0;
-  const markStopped = opened.single ? markStoppedIn : async () => {};
+  const markStopped = opened.single ? markStoppedIn : async () => spool?.markStopped();
   const markUnsaved = opened.single ? markUnsavedIn : async () => {};
 
   const holder = new ConfigHolder(snapshot);

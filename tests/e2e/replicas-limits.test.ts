@@ -2,7 +2,8 @@
 // here) and 16 concurrent OpenAI SDK clients on each. A requests cap admits exactly its count across the
 // fleet; a concurrency cap is never passed at the upstream (a counting tap in front of the OpenAI
 // imitation); every replica's usage view says what the clients were served; the slots a replica held when
-// it was killed with SIGKILL come back once it is gone.
+// it was killed with SIGKILL come back once it is gone; a disable, a delete and a group freeze hold on the
+// other replicas within 1 s.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
 import { json, startGateway, type RunningGateway } from "../support/gateway.ts";
@@ -130,6 +131,34 @@ describe("limits exact for a fleet of three replicas", () => {
       upstream.reset();
     }
   }, 60_000);
+
+  test("a key disabled or deleted, and a group frozen, on one replica hold on the others within 1 s", async () => {
+    const [a, b, c] = replicas as [RunningGateway, RunningGateway, RunningGateway];
+    const heldWithin1s = async (token: string) => {
+      const started = performance.now();
+      for (const r of [b, c]) {
+        while ((await call(r, token, "mock-1", "still?")).ok) {
+          if (performance.now() - started > 1_000) throw new Error("still served after 1 s");
+          await Bun.sleep(10);
+        }
+      }
+      return performance.now() - started;
+    };
+    const disabled = await keyIn("to-disable", [{ window: "hour", requests: 1000 }]);
+    const deleted = (await json(await admin(a, "/keys", { method: "POST", body: JSON.stringify({ name: "to-delete", group: "to-disable" }) }))) as { id: string; token: string };
+    const frozen = await keyIn("to-freeze", [{ window: "hour", requests: 1000 }]);
+    await Bun.sleep(300);
+    for (const token of [disabled.token, deleted.token, frozen.token]) for (const r of [b, c]) expect((await call(r, token, "mock-1", "hi")).ok).toBe(true);
+    expect((await admin(a, `/keys/${disabled.id}`, { method: "PATCH", body: JSON.stringify({ enabled: false }) })).status).toBe(200);
+    const disableMs = await heldWithin1s(disabled.token);
+    expect((await admin(a, `/keys/${deleted.id}`, { method: "DELETE" })).status).toBe(200);
+    const deleteMs = await heldWithin1s(deleted.token);
+    expect((await admin(a, "/groups/to-freeze", { method: "PATCH", body: JSON.stringify({ enabled: false }) })).status).toBe(200);
+    const freezeMs = await heldWithin1s(frozen.token);
+    const refused = await call(b, frozen.token, "mock-1", "frozen?");
+    expect(!refused.ok && refused.message).toContain("Group to-freeze is frozen");
+    console.log(`held on the other replicas after: disable ${Math.round(disableMs)} ms, delete ${Math.round(deleteMs)} ms, freeze ${Math.round(freezeMs)} ms`);
+  }, 30_000);
 
   test("the slots a replica held when it was killed (SIGKILL) are freed once it is gone", async () => {
     const key = await keyIn("held", [{ concurrent: 2 }]);

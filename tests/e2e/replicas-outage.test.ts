@@ -116,6 +116,8 @@ describe("a replica whose database stops and returns", () => {
     gw = await startGateway(config, { env: { ...ENV, GW_PG_URL: url }, dir });
     await until(async () => (await served()) === 13, 10_000, 100);
     expect(gw.logs.join("\n")).toContain("store available again: spooled metering written");
+    // Its run state, kept beside the spool: the kill was not a clean stop.
+    expect(gw.logs.join("\n")).toContain("previous run did not stop cleanly");
     await Bun.sleep(1_500);
     expect(await served()).toBe(13);
     expect(readFileSync(spool, "utf8")).toBe("");

@@ -6,7 +6,7 @@
 // trim) is written once. A line torn by a crash (never fsynced) is skipped: its requests are the crash
 // window's, as with sqlite. One live process per spool file (its lock beside it).
 import type { SQL } from "bun";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import type { LedgerQuery, LedgerRow, LedgerStore, LedgerSum } from "../ledger.ts";
 import { fsPromises } from "../fs-promises.ts";
 import { lockStore, type StoreLock } from "../lock.ts";
@@ -95,6 +95,22 @@ export class SpoolingLedger implements LedgerStore {
       this.#rows = Math.max(0, this.#rows - rows);
       this.events.replayed(batches.length, rows);
     });
+  }
+
+  /**
+   * This replica's run state, beside its spool (a fleet's store is shared, so it is kept here, per
+   * replica): answers whether the run before it did not stop cleanly, and marks this one running.
+   */
+  markRunning(): { unclean: boolean; lastWrittenAt: null } {
+    const marker = `${this.path}.running`;
+    const unclean = existsSync(marker);
+    writeFileSync(marker, `${JSON.stringify({ pid: process.pid, started_at: Date.now() })}\n`, { mode: 0o600 });
+    return { unclean, lastWrittenAt: null };
+  }
+
+  /** A clean stop: the next boot has nothing to warn of. */
+  markStopped(): void {
+    rmSync(`${this.path}.running`, { force: true });
   }
 
   close(): void {
