@@ -164,6 +164,31 @@ describe("postgres fleet: limits", () => {
     }
   }, 60_000);
 
+  test("a replica cut off long enough to be taken for gone gives nothing back twice: another's slot taken meanwhile stays held", async () => {
+    const tree: Tree = new Map([node("team", [{ concurrent: 1 }])]);
+    const { replicas, close } = await fleet("lim_orphan", tree, 2);
+    const [cut, other] = replicas as [Replica, Replica];
+    try {
+      cut.counters.alive();
+      const before = await admitted(cut.limits.admit("team", "chat", NO_FEE));
+      // No heartbeat from `cut` for 10 s: the others free what it held, and `other` takes the slot.
+      await Bun.sleep(8_200);
+      await other.store.sql`UPDATE replicas SET last_seen = extract(epoch from now())::bigint - 11 WHERE id = ${cut.id}`;
+      expect(await other.counters.freeGone(10)).toBeGreaterThan(0);
+      await admitted(other.limits.admit("team", "chat", NO_FEE));
+      // `cut` comes back: its request from before ends, then it admits again.
+      cut.counters.alive();
+      before.end();
+      const again = await cut.limits.admit("team", "chat", NO_FEE);
+      expect(again.ok).toBe(false);
+      await cut.counters.drain();
+      const [row] = await other.store.sql`SELECT inflight FROM limit_concurrency WHERE grp = 'team'`;
+      expect(Number(row.inflight)).toBe(1);
+    } finally {
+      await close();
+    }
+  }, 60_000);
+
   test("chains that share a parent, admitted and settled at once on three replicas, never deadlock", async () => {
     const tree: Tree = new Map([
       node("org", [{ window: "minute", requests: 100_000 }, { concurrent: 40 }, { window: "day", tokens: 10_000_000 }]),

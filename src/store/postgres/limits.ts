@@ -47,6 +47,8 @@ export class PgLimitCounters implements LimitCounters {
   #epoch = 0;
   /** When a heartbeat last reached the database; undefined until the replica is registered. */
   #alive: number | undefined;
+  /** Silent long enough to have been taken for gone: the next batch frees what this replica held first. */
+  #orphaned = false;
   #asked: Asked[] = [];
   #ended: Settlement[] = [];
   /** A batch is out: the next one gathers what is asked meanwhile. */
@@ -70,7 +72,10 @@ export class PgLimitCounters implements LimitCounters {
 
   /** The replica's heartbeat reached the database (replicas.ts). */
   alive(): void {
-    this.#alive = performance.now();
+    const now = performance.now();
+    // A heartbeat back after a long silence: the others may have freed what this replica held meanwhile.
+    if (this.#alive !== undefined && now - this.#alive > ORPHANED_MS) this.#orphaned = true;
+    this.#alive = now;
   }
 
   settle(settlement: Settlement): void {
@@ -123,7 +128,8 @@ export class PgLimitCounters implements LimitCounters {
     this.#asked = [];
     this.#ended = [];
     this.#sending = true;
-    const reset = this.#alive !== undefined && performance.now() - this.#alive > ORPHANED_MS;
+    if (this.#alive !== undefined && performance.now() - this.#alive > ORPHANED_MS) this.#orphaned = true;
+    const reset = this.#orphaned;
     if (reset) this.#epoch += 1;
     const epoch = this.#epoch;
     const batch = new Batch();
@@ -184,7 +190,10 @@ export class PgLimitCounters implements LimitCounters {
       const { keys, numbers } = batch;
       const rows = await this.sql`SELECT gateway_reserve(${texts(keys[0])}::text::text[], ${texts(keys[1])}::text::text[], ${texts(keys[2])}::text::text[], ${array(numbers)}::text::bigint[],
         ${texts(batch.caps[0])}::text::text[], ${texts(batch.caps[1])}::text::text[], ${array(endedFlat)}::text::bigint[], ${array(reqs)}::text::bigint[], ${asked.length}, ${this.replicaId}, ${reset}) AS r`;
-      if (reset) this.#alive = performance.now();
+      if (reset) {
+        this.#orphaned = false;
+        this.#alive = performance.now();
+      }
       const raw = rows[0].r as RawAnswer;
       asked.forEach((a, i) => {
         const verdict = raw.a[i]!;
