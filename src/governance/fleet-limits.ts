@@ -3,7 +3,7 @@
 // or none) instead of this process's memory; the request's end settles it off the response path. The
 // refusals are the single process's, word for word (limits.ts). When the store cannot answer within its
 // bound, store.settings.on_unavailable decides: fail_closed refuses 503 `store unavailable`, fail_open
-// admits unchecked.
+// admits unchecked and charges the request to the counters once the store is back.
 import { irError, type IrError } from "../ir/index.ts";
 import { counterPlan, type CounterPlan, type Held, type LimitCounters } from "../store/limit-counters.ts";
 import { NO_RESERVATION, type Reservation } from "./estimate.ts";
@@ -78,7 +78,8 @@ export class FleetAdmitter implements Admitter {
     } catch (error) {
       if (!this.#unavailable) this.#down(error);
       if (this.onUnavailable === "fail_closed") return { ok: false, error: STORE_UNAVAILABLE };
-      return { ok: true, admission: new Admission({ ...plan, buckets: [], caps: [] }, now, NO_RESERVATION) };
+      // fail_open: admitted unchecked; the request, its fee and its usage are charged once the store is back.
+      return { ok: true, admission: new FleetAdmission(plan, now, NO_RESERVATION, fleet, this.counters, null, Math.round((pricing.per_request_fee ?? 0) * 1_000_000)) };
     }
     if (this.#unavailable) this.#up();
     if (!answer.ok) {
@@ -119,6 +120,8 @@ class FleetAdmission extends Admission {
   #tokens = 0;
   #spend = 0;
   #ended = false;
+  /** Admitted unchecked (fail_open): the request itself is still to be counted. */
+  #requests: number;
 
   constructor(
     plan: Plan,
@@ -127,8 +130,12 @@ class FleetAdmission extends Admission {
     private readonly fleet: FleetPlan,
     private readonly counters: LimitCounters,
     private readonly held: Held | null,
+    /** Set when admitted unchecked: its fee, charged with the request when it ends. */
+    uncheckedFee?: number,
   ) {
     super(plan, admittedAt, reservation);
+    this.#requests = uncheckedFee === undefined ? 0 : 1;
+    this.#spend = uncheckedFee ?? 0;
   }
 
   override charge(tiers: TokenTiers, spend: number, now: number): void {
@@ -145,10 +152,11 @@ class FleetAdmission extends Admission {
   }
 
   #settle(held: Held | null, now: number): void {
-    if (held === null && this.#tokens === 0 && this.#spend === 0) return;
+    if (held === null && this.#tokens === 0 && this.#spend === 0 && this.#requests === 0) return;
     const starts = this.fleet.buckets.map((bucket) => windowStart(bucket.window, now));
-    this.counters.settle({ plan: this.fleet.counters, starts, tokens: this.#tokens, spendMicros: this.#spend, held });
+    this.counters.settle({ plan: this.fleet.counters, starts, tokens: this.#tokens, spendMicros: this.#spend, held, requests: this.#requests });
     this.#tokens = 0;
     this.#spend = 0;
+    this.#requests = 0;
   }
 }

@@ -52,6 +52,8 @@ export interface Settlement {
   readonly spendMicros: number;
   /** What the request held, given back; null when it held nothing (or only usage is reported). */
   readonly held: Held | null;
+  /** Requests to count (admitted unchecked while the store was away: fail_open charges them on its return). */
+  readonly requests?: number;
 }
 
 export interface LimitCounters {

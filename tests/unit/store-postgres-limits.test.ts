@@ -208,6 +208,27 @@ describe("postgres fleet: limits", () => {
     }
   }, 60_000);
 
+  test("fail_open: requests admitted unchecked while the database is stopped are charged to the counters when it returns", async () => {
+    const tree: Tree = new Map([node("team", [{ window: "hour", requests: 100 }])]);
+    const url = await server().createDatabase("lim_open");
+    const open = await replica(url, "replica-open-charge", tree, "fail_open");
+    try {
+      (await admitted(open.limits.admit("team", "chat", NO_FEE))).end();
+      await open.counters.drain();
+      await server().stop();
+      for (let i = 0; i < 3; i++) (await admitted(open.limits.admit("team", "chat", { per_request_fee: 0.5 }))).end();
+      expect(open.limits.unavailable).toBe(true);
+      await server().start();
+      const counted = async () => Number((await open.store.sql`SELECT requests, spend_micros FROM limit_buckets WHERE grp = 'team'`.catch(() => [{ requests: -1 }]))[0]?.requests ?? -1);
+      await until(async () => (await counted()) === 4, 15_000, 100);
+      const [row] = await open.store.sql`SELECT spend_micros FROM limit_buckets WHERE grp = 'team'`;
+      expect(Number(row.spend_micros)).toBe(3 * 500_000);
+      await until(() => !open.limits.unavailable, 5_000, 50);
+    } finally {
+      await open.store.close();
+    }
+  }, 60_000);
+
   test("an unreachable store: fail_closed answers 503 store unavailable; fail_open admits", async () => {
     const tree: Tree = new Map([node("team", [{ window: "hour", requests: 10 }])]);
     const url = await server().createDatabase("lim_down");

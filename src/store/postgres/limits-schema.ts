@@ -94,7 +94,7 @@ $fn$;
 -- bg, bw, bp and bn [window start, requests, tokens, spend] each (the counts start a bucket the store has
 -- not seen); its concurrency counts: kg, kp. ended: what the requests that ended since the last batch give
 -- back and used, [n, n x (bucket, reserved tokens, reserved spend), m, m x (count, slots), u, u x (bucket,
--- window start, tokens, spend)]. reqs: the new requests, per request [n, n x (bucket, requests cap, tokens
+-- window start, requests, tokens, spend)] (requests: those admitted unchecked while the store was away). reqs: the new requests, per request [n, n x (bucket, requests cap, tokens
 -- cap, budget micros cap) in the order a single process checks them, m, m x (count, cap), u, u x bucket
 -- (each once), fee, reserved tokens, reserved spend], a cap of -1 none. reset: the holder was cut off long
 -- enough to be taken for gone: what it held is freed first (its requests then in flight give nothing
@@ -184,8 +184,8 @@ BEGIN
     IF st > b_start[ix] THEN
       b_start[ix] := st; b_req[ix] := 0; b_tok[ix] := 0; b_spd[ix] := 0;
     END IF;
-    b_tok[ix] := b_tok[ix] + e[p + 2]; b_spd[ix] := b_spd[ix] + e[p + 3];
-    p := p + 4;
+    b_req[ix] := b_req[ix] + e[p + 2]; b_tok[ix] := b_tok[ix] + e[p + 3]; b_spd[ix] := b_spd[ix] + e[p + 4];
+    p := p + 5;
   END LOOP;
   p := 1;
   FOR i IN 1 .. n_new LOOP

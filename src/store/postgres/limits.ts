@@ -79,7 +79,7 @@ export class PgLimitCounters implements LimitCounters {
   }
 
   settle(settlement: Settlement): void {
-    if (settlement.held === null && settlement.tokens === 0 && settlement.spendMicros === 0) return;
+    if (settlement.held === null && settlement.tokens === 0 && settlement.spendMicros === 0 && !settlement.requests) return;
     this.#ended.push(settlement);
     this.#rideOrGoAlone();
   }
@@ -136,8 +136,8 @@ export class PgLimitCounters implements LimitCounters {
     // Given back per bucket and per count, and usage per bucket: one row write each, whatever the batch's size.
     const reserved = new Map<number, [number, number]>();
     const slots = new Map<number, number>();
-    const usage = new Map<number, [number, number, number]>();
-    for (const { plan, starts, tokens, spendMicros, held } of ended) {
+    const usage = new Map<number, [number, number, number, number]>();
+    for (const { plan, starts, tokens, spendMicros, held, requests = 0 } of ended) {
       const at = batch.buckets(plan, starts, undefined);
       if (held !== null && held.epoch === epoch) {
         for (const ix of at) {
@@ -151,14 +151,15 @@ export class PgLimitCounters implements LimitCounters {
           slots.set(ix, (slots.get(ix) ?? 0) + 1);
         }
       }
-      if (tokens === 0 && spendMicros === 0) continue;
+      if (tokens === 0 && spendMicros === 0 && requests === 0) continue;
       at.forEach((ix, i) => {
         const sum = usage.get(ix);
-        if (!sum) usage.set(ix, [starts[i]!, tokens, spendMicros]);
+        if (!sum) usage.set(ix, [starts[i]!, requests, tokens, spendMicros]);
         else {
           sum[0] = Math.max(sum[0], starts[i]!);
-          sum[1] += tokens;
-          sum[2] += spendMicros;
+          sum[1] += requests;
+          sum[2] += tokens;
+          sum[3] += spendMicros;
         }
       });
     }
@@ -167,7 +168,7 @@ export class PgLimitCounters implements LimitCounters {
     endedFlat.push(slots.size);
     for (const [ix, n] of slots) endedFlat.push(ix, n);
     endedFlat.push(usage.size);
-    for (const [ix, [start, tokens, spend]] of usage) endedFlat.push(ix, start, tokens, spend);
+    for (const [ix, [start, requests, tokens, spend]] of usage) endedFlat.push(ix, start, requests, tokens, spend);
     const local: number[][] = [];
     const reqs: number[] = [];
     for (const { plan, request } of asked) {
