@@ -104,7 +104,8 @@ describe("limits exact for a fleet of three replicas", () => {
     }
     // The ledger is written at most 1 s after a request ends; then every replica's view is the same.
     await Bun.sleep(1_500);
-    const views = await Promise.all(replicas.map(async (r) => (await json(await admin(r, "/groups/capped/usage"))) as Record<string, unknown>));
+    // as_of is each replica's own clock reading; everything else is the fleet's.
+    const views = await Promise.all(replicas.map(async (r) => ({ ...((await json(await admin(r, "/groups/capped/usage"))) as Record<string, unknown>), as_of: 0 })));
     for (const view of views) expect(view).toEqual(views[0]!);
     expect(JSON.stringify(views[0])).toContain('"requests":30');
   }, 60_000);
@@ -130,6 +131,42 @@ describe("limits exact for a fleet of three replicas", () => {
     } finally {
       upstream.reset();
     }
+  }, 60_000);
+
+  test("a token cap of 400 per hour: 3 replicas x 16 clients are served at most the cap plus one request's tokens; usage equal everywhere", async () => {
+    const key = await keyIn("tokened", [{ window: "hour", tokens: 400 }]);
+    await Bun.sleep(300);
+    const text = "x".repeat(100);
+    let servedTokens = 0;
+    let largest = 0;
+    const refusals: number[] = [];
+    await Promise.all(
+      replicas.flatMap((r) =>
+        Array.from({ length: 16 }, async () => {
+          const client = new OpenAI({ apiKey: key.token, baseURL: `${r.data}/v1`, maxRetries: 0 });
+          for (let i = 0; i < 2; i++) {
+            try {
+              // max_tokens over the answer's real length: the reservation never under-estimates.
+              const answer = await client.chat.completions.create({ model: "mock-1", max_tokens: 64, messages: [{ role: "user", content: text }] });
+              const total = answer.usage!.total_tokens;
+              servedTokens += total;
+              largest = Math.max(largest, total);
+            } catch (error) {
+              refusals.push((error as { status: number }).status);
+            }
+          }
+        }),
+      ),
+    );
+    expect(servedTokens).toBeGreaterThan(0);
+    // The documented bound: the cap, plus the crossing request's charge (estimates here are never short).
+    expect(servedTokens).toBeLessThanOrEqual(400 + largest);
+    expect(new Set(refusals)).toEqual(new Set([429]));
+    console.log(`token cap 400: ${servedTokens} tokens served (largest request ${largest}), ${refusals.length} of 96 refused`);
+    await Bun.sleep(1_500);
+    const views = await Promise.all(replicas.map(async (r) => ({ ...((await json(await admin(r, "/groups/tokened/usage"))) as { buckets: { tokens: number }[] }), as_of: 0 })));
+    for (const view of views) expect(view).toEqual(views[0]!);
+    expect(views[0]!.buckets[0]!.tokens).toBe(servedTokens);
   }, 60_000);
 
   test("a key disabled or deleted, and a group frozen, on one replica hold on the others within 1 s", async () => {
