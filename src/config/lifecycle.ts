@@ -330,17 +330,19 @@ export class ConfigLifecycle {
     if (!loaded.ok) return loaded;
     const { snapshot } = loaded;
     const written = this.#deps.versionWritten;
+    // One reading of the clock: the version a fleet stores and the one retained here say the same second.
+    const ts = Math.floor(this.#deps.now() / 1000);
     return {
       ok: true,
       snapshot,
       expected: m.expectedVersion !== undefined,
-      write: written && (() => written({ version: snapshot.version, ts: Math.floor(this.#deps.now() / 1000), principal: m.principal, summary: m.summary, base, overlay })),
+      write: written && (() => written({ version: snapshot.version, ts, principal: m.principal, summary: m.summary, base, overlay })),
       swap: () => {
         if (this.current.version + 1 !== snapshot.version) throw new Error(`config moved on to version ${this.current.version} while version ${snapshot.version} was being committed`);
         this.#deps.holder.swap(snapshot);
         this.#base = base === this.#base ? base : clone(base);
         this.#overlay = overlay;
-        this.#retain(snapshot, this.#base, m);
+        this.#retain(snapshot, this.#base, { ...m, ts });
       },
     };
   }
