@@ -88,8 +88,9 @@ async function burst(token: string, model: string, per: number): Promise<Outcome
 }
 
 describe("limits exact for a fleet of three replicas", () => {
-  test("a requests cap of 30 admits exactly 30 of 96 concurrent requests; the rest 429 with Retry-After; usage equal on every replica", async () => {
-    const key = await keyIn("capped", [{ window: "hour", requests: 30 }]);
+  test("a requests cap of 30 a day admits exactly 30 of 96 concurrent requests; the rest 429 with Retry-After; usage equal on every replica", async () => {
+    // A day's window: a run never straddles its end (an hour's could, once in a while).
+    const key = await keyIn("capped", [{ window: "day", requests: 30 }]);
     // The group and key reach the other replicas (NOTIFY) before the burst.
     await Bun.sleep(300);
     const outcomes = await burst(key.token, "mock-1", 2);
@@ -100,7 +101,7 @@ describe("limits exact for a fleet of three replicas", () => {
     for (const r of refused) {
       expect(r.status).toBe(429);
       expect(Number(r.retryAfter)).toBeGreaterThan(0);
-      expect(r.message).toContain("Group capped allows 30 requests per hour");
+      expect(r.message).toContain("Group capped allows 30 requests per day");
     }
     // The ledger is written at most 1 s after a request ends; then every replica's view is the same.
     await Bun.sleep(1_500);
@@ -133,8 +134,8 @@ describe("limits exact for a fleet of three replicas", () => {
     }
   }, 60_000);
 
-  test("a token cap of 400 per hour: 3 replicas x 16 clients are served at most the cap plus one request's tokens; usage equal everywhere", async () => {
-    const key = await keyIn("tokened", [{ window: "hour", tokens: 400 }]);
+  test("a token cap of 400 per day: 3 replicas x 16 clients are served at most the cap plus one request's tokens; usage equal everywhere", async () => {
+    const key = await keyIn("tokened", [{ window: "day", tokens: 400 }]);
     await Bun.sleep(300);
     const text = "x".repeat(100);
     let servedTokens = 0;
