@@ -211,7 +211,8 @@ describe("postgres fleet: limits", () => {
   }, 60_000);
 
   test("fail_open: requests admitted unchecked while the database is stopped are charged to the counters when it returns", async () => {
-    const tree: Tree = new Map([node("team", [{ window: "hour", requests: 100 }])]);
+    // A day's window: the count must not roll over between the first request and the charged ones.
+    const tree: Tree = new Map([node("team", [{ window: "day", requests: 100 }])]);
     const url = await server().createDatabase("lim_open");
     const open = await replica(url, "replica-open-charge", tree, "fail_open");
     try {
