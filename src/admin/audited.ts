@@ -38,8 +38,11 @@ export function auditedChange<T extends Planned>(deps: AdminDeps, request: Reque
 export async function auditedChangeBy<T extends Planned>(deps: AdminDeps, principal: string, action: string, resource: string, plan: () => T): Promise<Extract<T, Plan>> {
   let last: T | undefined;
   const toChange = async (): Promise<Change<Extract<T, Plan>>> => {
-    // A fleet's expected version is the fleet's: what other replicas committed is taken first.
-    await deps.fleetConfig?.catchUp();
+    // A fleet's expected version is the fleet's: what other replicas committed is taken first. When it
+    // cannot be (the database away, a version this replica cannot load), nothing is planned or applied.
+    await deps.fleetConfig?.catchUp().catch((error: unknown) => {
+      throw new GatewayError("internal", `not applied: the fleet's newer config versions could not be taken (${error instanceof Error ? error.message : String(error)})`);
+    });
     const planned = plan();
     last = planned;
     if (!planned.ok) throw refusal(planned);

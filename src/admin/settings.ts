@@ -1,7 +1,7 @@
 // GET/PUT /config/settings: the settings overlay (spec ConfigSettingsView). A PUT merges root sections
 // into the overlay, swaps the live ones in at once, stores every one durably (config.overlay), and names
 // the boot-scoped members it touched in `reload_to_apply`. Opaque `settings:` bags are shown by key name.
-import { SETTINGS_SECTIONS, type ConfigTree } from "../config/lifecycle.ts";
+import { PER_REPLICA_SECTIONS, SETTINGS_SECTIONS, type ConfigTree } from "../config/lifecycle.ts";
 import { ConfigSettingsBody } from "./views.ts";
 import { requestBody } from "./openapi.ts";
 import { jsonController } from "../http/elysia.ts";
@@ -12,8 +12,6 @@ import { principalOf } from "./principal.ts";
 import { ConfigSettingsView } from "./views.ts";
 
 const SETTABLE = new Set<string>([...SETTINGS_SECTIONS, "expected_version"]);
-/** Sections a fleet's replica keeps from its own file. */
-const PER_REPLICA = ["listen", "admin_listen", "tls", "admin_tls", "admin_require_mtls", "store"] as const;
 
 /** The overlay as shown: `store.settings` values never leave the process, only their names. */
 function settingsView(overlay: ConfigTree): ConfigTree {
@@ -43,7 +41,7 @@ export const settingsController = (deps: AdminDeps) =>
           return refuseBody(deps, request, "config.settings", "config:settings", `${unknown.map((k) => `/${k}`).join(", ")}: not a settable section (settable: ${SETTINGS_SECTIONS.join(", ")})`);
         }
         // A fleet's replicas each take these from their own file (replicas.md): one replica's sockets, TLS or store are not the fleet's.
-        const perReplica = deps.fleetConfig ? Object.keys(body).filter((k) => (PER_REPLICA as readonly string[]).includes(k)) : [];
+        const perReplica = deps.fleetConfig ? Object.keys(body).filter((k) => (PER_REPLICA_SECTIONS as readonly string[]).includes(k)) : [];
         if (perReplica.length > 0) {
           return refuseBody(deps, request, "config.settings", "config:settings", `${perReplica.map((k) => `/${k}`).join(", ")}: in a fleet each replica takes ${perReplica.length === 1 ? "it" : "them"} from its own config file, not from the fleet's settings`);
         }

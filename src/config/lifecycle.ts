@@ -73,13 +73,11 @@ export type Planned = Plan | Refused;
 export const SETTINGS_SECTIONS = ["rate_card", "per_request_fee", "security", "health", "routing", "limits", "advanced", "listen", "admin_listen", "tls", "admin_tls", "admin_require_mtls", "store"] as const;
 
 /** Members that take effect on restart only, as dotted paths (a section name covers the whole section). */
+/** Sections a replica of a fleet always takes from its own file (its sockets, TLS and store); boot-scoped too. */
+export const PER_REPLICA_SECTIONS = ["listen", "admin_listen", "tls", "admin_tls", "admin_require_mtls", "store"] as const;
+
 export const BOOT_SCOPED = [
-  "listen",
-  "admin_listen",
-  "tls",
-  "admin_tls",
-  "admin_require_mtls",
-  "store",
+  ...PER_REPLICA_SECTIONS,
   "limits.upstream_request_timeout_secs",
   "limits.pool_max_idle_per_host",
   "limits.pool_idle_timeout_secs",

@@ -43,14 +43,18 @@ export class FleetAdmitter implements Admitter {
   #down(error: unknown): void {
     this.#unavailable = true;
     this.changed(true, error);
+    // One probe at a time: a database that neither answers nor refuses must not gather a probe a second.
+    let probing = false;
     const probe = setInterval(() => {
       if (!this.#unavailable) return clearInterval(probe);
+      if (probing) return;
+      probing = true;
       this.counters.probe().then(
         () => {
           clearInterval(probe);
           if (this.#unavailable) this.#up();
         },
-        () => {},
+        () => (probing = false),
       );
     }, PROBE_MS);
     probe.unref?.();

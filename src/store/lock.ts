@@ -18,13 +18,23 @@ export interface StoreLock {
  * and readers of the store itself (a backup, `--verify-audit`) are not held up. The journal is kept in
  * memory so nothing but the empty lock file is left beside the store.
  */
-export function lockStore(storePath: string, what: { readonly name: string; readonly setting: string } = { name: "sqlite store", setting: "store.settings.path" }): StoreLock {
+/** How a refusal names the file the lock guards, and the setting that moves it. */
+export interface LockedFile {
+  /** In "… is in use by another running gateway". */
+  readonly name: string;
+  /** In "cannot open …". */
+  readonly opening: string;
+  readonly setting: string;
+}
+const SQLITE_STORE: LockedFile = { name: "store", opening: "sqlite store", setting: "store.settings.path" };
+
+export function lockStore(storePath: string, what: LockedFile = SQLITE_STORE): StoreLock {
   const path = storeLockPath(storePath);
   let db: Database;
   try {
     db = new Database(path, { create: true });
   } catch (error) {
-    throw new StoreOpenError(`cannot open ${what.name} ${storePath}: its lock file ${path}: ${(error as Error).message}`);
+    throw new StoreOpenError(`cannot open ${what.opening} ${storePath}: its lock file ${path}: ${(error as Error).message}`);
   }
   try {
     db.exec("PRAGMA busy_timeout = 0; PRAGMA journal_mode = MEMORY;");
@@ -32,7 +42,7 @@ export function lockStore(storePath: string, what: { readonly name: string; read
   } catch (error) {
     db.close();
     if ((error as { code?: string }).code === "SQLITE_BUSY")
-      throw new StoreOpenError(`${what.name === "sqlite store" ? "store" : what.name} ${storePath} is in use by another running gateway (it holds ${path}); stop it, or give this one its own ${what.setting}`);
+      throw new StoreOpenError(`${what.name} ${storePath} is in use by another running gateway (it holds ${path}); stop it, or give this one its own ${what.setting}`);
     throw new StoreOpenError(`cannot take the store's lock ${path}: ${(error as Error).message}`);
   }
   return {

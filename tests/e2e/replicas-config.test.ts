@@ -122,6 +122,19 @@ describe("one config for the fleet", () => {
     expect(rows[0]!.n).toBe(newest + 1);
   }, 30_000);
 
+  test("a replica whose environment lacks a variable the fleet's config uses does not start, naming the version and the variable, never a value", async () => {
+    const { GW_UP_KEY: _, ...withoutKey } = ENV;
+    const refused = await startGateway(config, { env: { ...withoutKey, GW_PG_URL: url } }).then(
+      (g) => (void g.stop(), undefined),
+      (error: Error) => error,
+    );
+    expect(refused?.message).toContain("config unavailable; not starting");
+    expect(refused?.message).toMatch(/the fleet's config version \d+ does not load here/);
+    expect(refused?.message).toContain("GW_UP_KEY");
+    expect(refused?.message).not.toContain(SECRET);
+    expect(refused?.message).not.toContain(server().password);
+  }, 30_000);
+
   test("a value the config took from the environment is stored as its ${VAR}, never as the value", async () => {
     const rows = (await server().sql("SELECT base, overlay FROM config_versions", "fleet_config")) as { base: string; overlay: string }[];
     const stored = rows.map((r) => r.base + r.overlay).join("\n");

@@ -79,6 +79,15 @@ describe("a replica whose database stops and returns", () => {
     expect(refused.status).toBe(500);
     const refusal = await refused.text();
     expect(refusal).not.toContain(server().password);
+    // A config change cannot take the fleet's newest version first: refused in the admin envelope, nothing applied.
+    const versionBefore = ((await json(await admin("/config/settings"))) as { config_version: number }).config_version;
+    const settings = await admin("/config/settings", { method: "PUT", body: JSON.stringify({ per_request_fee: 0.5 }) });
+    expect(settings.status).toBe(500);
+    const settingsRefusal = (await settings.json()) as { error: { code: string; message: string } };
+    expect(settingsRefusal.error.code).toBe("internal");
+    expect(settingsRefusal.error.message).toStartWith("not applied: the fleet's newer config versions could not be taken");
+    expect(JSON.stringify(settingsRefusal)).not.toContain(server().password);
+    expect(((await json(await admin("/config/settings"))) as { config_version: number }).config_version).toBe(versionBefore);
     expect(gw.logs.join("\n")).not.toContain(server().password);
 
     await server().start();

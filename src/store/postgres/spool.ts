@@ -39,7 +39,7 @@ export class SpoolingLedger implements LedgerStore {
     private readonly path: string,
     private readonly events: SpoolEvents,
   ) {
-    this.#lock = lockStore(path, { name: "metering spool", setting: "store.settings.spool_path" });
+    this.#lock = lockStore(path, { name: "metering spool", opening: "metering spool", setting: "store.settings.spool_path" });
     // Boot: what an earlier run left (written by the replay the boot starts).
     this.#rows = existsSync(path) ? batchesIn(readFileSync(path)).batches.reduce((n, b) => n + b.rows.length, 0) : 0;
     if (this.#rows > 0) this.#schedule(0);
