@@ -3,9 +3,9 @@
 // Each concern keeps its tables beside its own store code; the numbers are reserved here:
 // 1 meta; 2-3 keys and audit (keys-schema.ts); 4-5 groups and the metering ledger (groups-schema.ts);
 // 6 the audit entry's credential (keys-schema.ts); 7 a fleet's replicas (postgres only:
-// postgres/migrations.ts); 8 a fleet's limit counters (postgres/limits-schema.ts); 9 a fleet's config
-// versions, 10 a fleet's spooled metering batches (postgres/migrations.ts). The next migration of both
-// stores is 11.
+// postgres/migrations.ts); 8 a fleet's limit counters (postgres/limits-schema-8.ts); 9 a fleet's config
+// versions, 10 a fleet's spooled metering batches (postgres/migrations.ts); 11 a fleet's limit counters
+// in two tables (postgres/limits-schema.ts). The next migration of both stores is 12.
 import { GROUP_MIGRATIONS } from "./groups-schema.ts";
 import { AUDIT_CREDENTIAL, KEY_MIGRATIONS } from "./keys-schema.ts";
 

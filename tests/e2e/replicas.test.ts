@@ -99,7 +99,7 @@ describe("replicas on one PostgreSQL", () => {
     // Each replica's /info names its own id among them, and its store as the fleet's.
     const infos = await Promise.all(replicas.map(async (r) => ((await json(await admin(r, "/info"))) as { store: { replica_id: string } }).store));
     expect(new Set(infos.map((i) => i.replica_id))).toEqual(new Set(up.map((i) => i.id)));
-    for (const info of infos) expect(info).toMatchObject({ module: "postgres", state: "ok", schema_version: 10, spooled_rows: 0 });
+    for (const info of infos) expect(info).toMatchObject({ module: "postgres", state: "ok", schema_version: 11, spooled_rows: 0 });
     const fourth = await startGateway(config, { env: { ...ENV, GW_PG_URL: url } });
     const fourthListen = fourth.data.replace("http://", "");
     const before = (await json(await admin(replicas[1]!, "/replicas"))) as { items: { listen: string; state: string }[] };

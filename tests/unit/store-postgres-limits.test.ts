@@ -7,6 +7,7 @@ import { describe, expect, test } from "bun:test";
 import { FleetAdmitter } from "../../src/governance/fleet-limits.ts";
 import { LimitEngine, type GroupNode, type Limit, type AdmitResult } from "../../src/governance/limits.ts";
 import { PgLimitCounters } from "../../src/store/postgres/limits.ts";
+import { PG_MIGRATIONS } from "../../src/store/postgres/migrations.ts";
 import { PostgresStore } from "../../src/store/postgres/store.ts";
 import { usePostgres } from "../support/postgres.ts";
 import { until } from "../support/until.ts";
@@ -18,8 +19,9 @@ const NO_FEE = { per_request_fee: 0 };
 type Tree = Map<string, GroupNode>;
 const node = (name: string, limits: Limit[], parent: string | null = null): [string, GroupNode] => [name, { name, parent, enabled: true, limits, child_default: null, source: "api" }];
 
-async function replica(url: string, id: string, tree: Tree, onUnavailable: "fail_closed" | "fail_open" = "fail_closed") {
-  const store = await PostgresStore.open({ url, schema: "public", poolSize: 8, connectTimeoutSecs: 5 }, { signingKey: KEY });
+async function replica(url: string, id: string, tree: Tree, onUnavailable: "fail_closed" | "fail_open" = "fail_closed", upTo = Infinity) {
+  const migrations = PG_MIGRATIONS.filter((m) => m.version <= upTo);
+  const store = await PostgresStore.open({ url, schema: "public", poolSize: 8, connectTimeoutSecs: 5 }, { signingKey: KEY, migrations });
   const counters = new PgLimitCounters(store.sql, id);
   const admitter = new FleetAdmitter(counters, onUnavailable);
   const limits = new LimitEngine(Date.now, () => tree, admitter);
@@ -85,7 +87,7 @@ describe("postgres fleet: limits", () => {
       // The same words; only the seconds to the window's end move while the clients run.
       const words = (message: string) => message.replace(/retry after \d+ s/, "retry after N s");
       expect([...new Set([...refusals.keys()].map(words))]).toEqual([words((refusedHere as { error: { message: string } }).error.message)]);
-      const [row] = await replicas[0]!.store.sql`SELECT requests FROM limit_buckets WHERE grp = 'team'`;
+      const [row] = await replicas[0]!.store.sql`SELECT requests FROM limit_counts WHERE grp = 'team' AND win <> ''`;
       expect(Number(row.requests)).toBe(40);
     } finally {
       await close();
@@ -100,12 +102,12 @@ describe("postgres fleet: limits", () => {
       expect(peak).toBeLessThanOrEqual(5);
       expect(peak).toBeGreaterThan(1);
       expect(count).toBeGreaterThan(0);
-      const rows = await replicas[0]!.store.sql`SELECT grp, inflight FROM limit_concurrency ORDER BY grp`;
+      const rows = await replicas[0]!.store.sql`SELECT grp, inflight FROM limit_counts WHERE win = '' ORDER BY grp`;
       expect(rows.map((r: { grp: string; inflight: string }) => [r.grp, Number(r.inflight)])).toEqual([
         ["org", 0],
         ["team", 0],
       ]);
-      const held = await replicas[0]!.store.sql`SELECT COALESCE(SUM(inflight), 0) AS n FROM limit_holds_inflight`;
+      const held = await replicas[0]!.store.sql`SELECT COALESCE(SUM(inflight), 0) AS n FROM limit_holdings`;
       expect(Number(held[0].n)).toBe(0);
     } finally {
       await close();
@@ -138,7 +140,7 @@ describe("postgres fleet: limits", () => {
       held.charge({ input: 100, output: 50, cache_read: 0, cache_creation: 0 }, 0, Date.now());
       held.end();
       await a.counters.drain();
-      const [row] = await a.store.sql`SELECT tokens, reserved_tokens FROM limit_buckets WHERE grp = 'team'`;
+      const [row] = await a.store.sql`SELECT tokens, reserved_tokens FROM limit_counts WHERE grp = 'team' AND win <> ''`;
       expect([Number(row.tokens), Number(row.reserved_tokens)]).toEqual([150, 0]);
       await admitted(b.limits.admit("team", "chat", NO_FEE, () => ({ tokens: 200, spendMicros: 0 })));
     } finally {
@@ -159,7 +161,7 @@ describe("postgres fleet: limits", () => {
       await live.store.sql`UPDATE replicas SET last_seen = extract(epoch from now())::bigint - 11 WHERE id = ${dying.id}`;
       expect(await live.counters.freeGone(10)).toBeGreaterThan(0);
       await admitted(live.limits.admit("team", "chat", NO_FEE));
-      const [row] = await live.store.sql`SELECT tokens, reserved_tokens FROM limit_buckets WHERE grp = 'team'`;
+      const [row] = await live.store.sql`SELECT tokens, reserved_tokens FROM limit_counts WHERE grp = 'team' AND win <> ''`;
       expect([Number(row.tokens), Number(row.reserved_tokens)]).toEqual([600, 0]);
     } finally {
       await close();
@@ -184,7 +186,7 @@ describe("postgres fleet: limits", () => {
       const again = await cut.limits.admit("team", "chat", NO_FEE);
       expect(again.ok).toBe(false);
       await cut.counters.drain();
-      const [row] = await other.store.sql`SELECT inflight FROM limit_concurrency WHERE grp = 'team'`;
+      const [row] = await other.store.sql`SELECT inflight FROM limit_counts WHERE grp = 'team' AND win = ''`;
       expect(Number(row.inflight)).toBe(1);
     } finally {
       await close();
@@ -222,9 +224,9 @@ describe("postgres fleet: limits", () => {
       for (let i = 0; i < 3; i++) (await admitted(open.limits.admit("team", "chat", { per_request_fee: 0.5 }))).end();
       expect(open.limits.unavailable).toBe(true);
       await server().start();
-      const counted = async () => Number((await open.store.sql`SELECT requests, spend_micros FROM limit_buckets WHERE grp = 'team'`.catch(() => [{ requests: -1 }]))[0]?.requests ?? -1);
+      const counted = async () => Number((await open.store.sql`SELECT requests, spend_micros FROM limit_counts WHERE grp = 'team' AND win <> ''`.catch(() => [{ requests: -1 }]))[0]?.requests ?? -1);
       await until(async () => (await counted()) === 4, 15_000, 100);
-      const [row] = await open.store.sql`SELECT spend_micros FROM limit_buckets WHERE grp = 'team'`;
+      const [row] = await open.store.sql`SELECT spend_micros FROM limit_counts WHERE grp = 'team' AND win <> ''`;
       expect(Number(row.spend_micros)).toBe(3 * 500_000);
       await until(() => !open.limits.unavailable, 5_000, 50);
     } finally {
@@ -246,5 +248,48 @@ describe("postgres fleet: limits", () => {
     expect(closed.limits.unavailable).toBe(true);
     expect((await open.limits.admit("team", "chat", NO_FEE)).ok).toBe(true);
     await until(() => open.limits.unavailable, 1_000);
+  }, 60_000);
+
+  test("a fleet at schema 10 with requests in flight upgrades to 11: counts and holdings move; the old build's replica settles into them", async () => {
+    const tree: Tree = new Map([node("team", [{ concurrent: 2 }, { window: "day", tokens: 1_000, requests: 3 }])]);
+    const url = await server().createDatabase("lim_upgrade");
+    const old = await replica(url, "replica-old", tree, "fail_closed", 10);
+    try {
+      const first = await admitted(old.limits.admit("team", "chat", NO_FEE, () => ({ tokens: 400, spendMicros: 0 })));
+      const second = await admitted(old.limits.admit("team", "chat", NO_FEE, () => ({ tokens: 100, spendMicros: 0 })));
+      first.charge({ input: 30, output: 20, cache_read: 0, cache_creation: 0 }, 0, Date.now());
+      first.end();
+      await old.counters.drain();
+      const upgraded = await replica(url, "replica-new", tree);
+      try {
+        expect(await upgraded.store.schemaVersion()).toBe(11);
+        const counts = await upgraded.store.sql`SELECT win, requests, tokens, reserved_tokens, inflight FROM limit_counts WHERE grp = 'team' ORDER BY win`;
+        expect(counts.map((r: Record<string, string>) => [r.win, ...[r.requests, r.tokens, r.reserved_tokens, r.inflight].map(Number)])).toEqual([
+          ["", 0, 0, 0, 1],
+          ["day", 2, 50, 100, 0],
+        ]);
+        const holdings = await upgraded.store.sql`SELECT holder, win, reserved_tokens, inflight FROM limit_holdings ORDER BY win`;
+        expect(holdings.map((r: Record<string, string>) => [r.holder, r.win, Number(r.reserved_tokens), Number(r.inflight)])).toEqual([
+          ["replica-old", "", 0, 1],
+          ["replica-old", "day", 100, 0],
+        ]);
+        // The cap counts what the old replica admitted: one request left of three, and one slot of two.
+        const third = await admitted(upgraded.limits.admit("team", "chat", NO_FEE, () => ({ tokens: 100, spendMicros: 0 })));
+        const refused = await upgraded.limits.admit("team", "chat", NO_FEE, () => ({ tokens: 100, spendMicros: 0 }));
+        expect(!refused.ok && refused.error.message).toStartWith("Group team allows 3 requests per day; retry after");
+        // The replica still running the previous build calls the replaced function: its request ends into the new tables.
+        second.end();
+        third.end();
+        await Promise.all([old.counters.drain(), upgraded.counters.drain()]);
+        const [day] = await upgraded.store.sql`SELECT reserved_tokens FROM limit_counts WHERE grp = 'team' AND win = 'day'`;
+        const [slots] = await upgraded.store.sql`SELECT inflight FROM limit_counts WHERE grp = 'team' AND win = ''`;
+        const [held] = await upgraded.store.sql`SELECT COALESCE(SUM(inflight), 0) AS n, COALESCE(SUM(reserved_tokens), 0) AS t FROM limit_holdings`;
+        expect([Number(day.reserved_tokens), Number(slots.inflight), Number(held.n), Number(held.t)]).toEqual([0, 0, 0, 0]);
+      } finally {
+        await upgraded.store.close();
+      }
+    } finally {
+      await old.store.close();
+    }
   }, 60_000);
 });

@@ -72,7 +72,7 @@ describe("postgres store: boot", () => {
     const store = await PostgresStore.open(target(url, "gw_fleet"), { signingKey: KEY });
     await store.close();
     const rows = (await server().sql("SELECT table_name FROM information_schema.tables WHERE table_schema = 'gw_fleet' ORDER BY table_name", "named_schema")) as { table_name: string }[];
-    expect(rows.map((r) => r.table_name)).toEqual(["audit", "config_versions", "groups", "keys", "ledger", "limit_buckets", "limit_concurrency", "limit_holds", "limit_holds_inflight", "meta", "replicas", "schema_migrations", "spooled_batches"]);
+    expect(rows.map((r) => r.table_name)).toEqual(["audit", "config_versions", "groups", "keys", "ledger", "limit_counts", "limit_holdings", "meta", "replicas", "schema_migrations", "spooled_batches"]);
   }, 60_000);
 
   test("a schema newer than the build is refused, naming the store and both versions", async () => {

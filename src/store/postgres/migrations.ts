@@ -3,7 +3,8 @@
 // are derived from ../migrations.ts, never written twice, by the few rules the two dialects differ in;
 // a migration using anything else is refused here, at load, rather than half-applied to a fleet.
 import { MIGRATIONS, type Migration } from "../migrations.ts";
-import { LIMIT_MIGRATION } from "./limits-schema.ts";
+import { LIMIT_COUNTS_MIGRATION } from "./limits-schema.ts";
+import { LIMIT_MIGRATION } from "./limits-schema-8.ts";
 
 /**
  * sqlite -> PostgreSQL: STRICT tables are plain tables; INTEGER (sqlite's 64-bit integer: epoch
@@ -59,6 +60,7 @@ export const FLEET_MIGRATIONS: readonly Migration[] = [
   written_at BIGINT NOT NULL
 );`,
   },
+  LIMIT_COUNTS_MIGRATION,
 ];
 
 export const PG_MIGRATIONS: readonly Migration[] = [...MIGRATIONS.map(toPostgres), ...FLEET_MIGRATIONS];
