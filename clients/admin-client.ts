@@ -1017,6 +1017,14 @@ export class AdminClient {
     return this.call("GET", `/replicas`, undefined, undefined);
   }
 
+  /** GET /session (scope: read-only) */
+  getSession(): Promise<{
+    principal: string;
+    scope: "full" | "read-only";
+  }> {
+    return this.call("GET", `/session`, undefined, undefined);
+  }
+
   /** GET /openapi.json (scope: read-only) */
   getOpenapiJson(): Promise<unknown> {
     return this.call("GET", `/openapi.json`, undefined, undefined);

@@ -1,6 +1,7 @@
 // The one way this project compiles src/main.ts into an executable: `npm run build` (build.ts, for this
 // machine) and `npm run release` (scripts/release.ts, every target) both call compile().
 import { rmSync } from "node:fs";
+import { buildConsole } from "../console/build.ts";
 
 /** A release target: Bun's compile target without its `bun-` prefix, as it appears in file names and --version. */
 export type Target = "linux-x64" | "linux-arm64" | "linux-x64-musl" | "linux-arm64-musl" | "darwin-x64" | "darwin-arm64" | "windows-x64";
@@ -44,6 +45,12 @@ export interface CompileOptions {
 /** Compiles src/main.ts; returns the error logs, empty on success. */
 export async function compile(options: CompileOptions): Promise<string[]> {
   rmSync(options.outfile, { force: true });
+  let consoleFiles: string;
+  try {
+    consoleFiles = JSON.stringify(await buildConsole());
+  } catch (error) {
+    return [(error as Error).message];
+  }
   const result = await Bun.build({
     entrypoints: [options.entrypoint ?? "src/main.ts"],
     // JavaScriptCore's tier-up thresholds x100 until main.ts sets them back (Bun.unsafe.setJITPolicy(1)),
@@ -57,6 +64,16 @@ export async function compile(options: CompileOptions): Promise<string[]> {
     compile: { outfile: options.outfile, jitPolicy: 100, autoloadBunfig: false, autoloadDotenv: false, ...(options.target ? { target: `bun-${options.target}` as const } : {}) },
     minify: true,
     bytecode: true,
+    // The operator console's files (console/build.ts), as the module src/admin/console.ts imports.
+    plugins: [
+      {
+        name: "console-files",
+        setup(build) {
+          build.onResolve({ filter: /^gateway:console-assets$/ }, () => ({ path: "console-assets", namespace: "gateway" }));
+          build.onLoad({ filter: /.*/, namespace: "gateway" }, () => ({ contents: `export default ${consoleFiles};`, loader: "js" }));
+        },
+      },
+    ],
     sourcemap: "none",
     target: "bun",
     // Replaced in the bundle by literals, so --version reads no file and costs nothing at start;

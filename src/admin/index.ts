@@ -17,6 +17,7 @@ import { BodyReadTimeout, bodyReadTimeoutMessage, readWithin } from "../http/bod
 import { BodyTooLargeError, closeConnection } from "../http/serve.ts";
 import { malformedEscape } from "../http/paths.ts";
 import { rootPage } from "../http/root-page.ts";
+import { bakedConsoleFiles, consolePages, CONSOLE_PATH, isConsolePath } from "./console.ts";
 
 export const ADMIN_PREFIX = "/api/v1/admin";
 const ADMIN_METHODS = "GET, POST, PUT, PATCH, DELETE, OPTIONS";
@@ -90,11 +91,11 @@ export type AdminFetch = ((request: Request, server?: Pick<Server<undefined>, "r
   readonly warm: () => Promise<void>;
 };
 
-/** `GET /` on the admin listener: where the API and its description are; the console will sit at /ui (design/console.md). */
+/** `GET /` on the admin listener: where the API, its description and the console are (design/console.md). */
 const adminRootPage = rootPage({
   listener: "the admin plane; every path under the API needs an admin credential",
-  serves: [`${ADMIN_PREFIX}/...`, `GET ${ADMIN_PREFIX}/openapi.json`],
-  links: { api: ADMIN_PREFIX, openapi: `${ADMIN_PREFIX}/openapi.json` /* console: "/ui" once it lands */ },
+  serves: [`${ADMIN_PREFIX}/...`, `GET ${ADMIN_PREFIX}/openapi.json`, `GET ${CONSOLE_PATH}/ (the operator console)`],
+  links: { api: ADMIN_PREFIX, openapi: `${ADMIN_PREFIX}/openapi.json`, console: `${CONSOLE_PATH}/` },
   docs: ["docs/admin-api.md: every admin endpoint", "docs/operations.md: running the gateway", "README.md, and `gateway --help`"],
 });
 
@@ -110,6 +111,7 @@ export function adminFetch(deps: AdminDeps): AdminFetch {
   // not at start: a cold start paid for evaluating those modules (1-1.5 ms) and for building the router
   // (~4 ms) though its first request is never an admin one. The guard below is all loaded at start.
   const routed = loadOnce<AdminRouter>(async () => (await import("./router.ts")).adminRouter(deps));
+  const consoleFiles = loadOnce(async () => consolePages(await bakedConsoleFiles()));
   const handle = async (request: Request) => (await routed()).handle(request);
   const rates = new AdminRateLimit(deps.now);
   // The listener as bound at boot (admin_listen is restart-only); its port is the server's own (0 = OS-chosen).
@@ -129,6 +131,9 @@ export function adminFetch(deps: AdminDeps): AdminFetch {
     if (foreign !== undefined) return errorResponse("forbidden", foreign);
     // The pointer page holds no data, so it needs no credential (docs/operations.md, "The pages at /").
     if (isRootPath(request)) return adminRootPage(request);
+    // The console's files hold no data either: its screens read the API below with the operator's bearer.
+    const pathname = new URL(request.url).pathname;
+    if (isConsolePath(pathname)) return (await consoleFiles())(request, pathname);
     const origin = request.headers.get("origin");
     if (origin === null) return answer(request, snapshot);
     // An allowed browser origin (a console served elsewhere) needs the CORS answers to read anything.

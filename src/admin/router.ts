@@ -13,6 +13,7 @@ import { settingsController } from "./settings.ts";
 import { restartController } from "./restart.ts";
 import { infoController } from "./info.ts";
 import { replicasController } from "./replicas.ts";
+import { sessionController } from "./session.ts";
 import { groupsController } from "./groups.ts";
 import { hooksController } from "./hooks.ts";
 import { keysController } from "./keys.ts";
@@ -62,7 +63,8 @@ export function buildAdminApp(deps: AdminDeps) {
     .use(hooksController(deps))
     .use(pluginsController(deps))
     .use(usageController(deps))
-    .use(replicasController(deps));
+    .use(replicasController(deps))
+    .use(sessionController());
   // Built from the finished route table on first read, then kept: routes do not change at run time.
   return app.get("/openapi.json", () => (document ??= openApiDocument(app.routes, ADMIN_PREFIX)));
 }
