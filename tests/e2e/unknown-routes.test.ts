@@ -123,7 +123,7 @@ describe("GET / on each listener points to the docs", () => {
     const page = await fetch(`${gw.admin.replace("/api/v1/admin", "")}/`);
     expect(page.status).toBe(200);
     const body = await json(page);
-    expect(body.links).toEqual({ api: "/api/v1/admin", openapi: "/api/v1/admin/openapi.json" });
+    expect(body.links).toEqual({ api: "/api/v1/admin", openapi: "/api/v1/admin/openapi.json", console: "/ui/" });
     const head = await fetch(`${gw.admin.replace("/api/v1/admin", "")}/`, { method: "HEAD" });
     expect(head.status).toBe(200);
     // Everything else still needs the credential.
@@ -146,6 +146,6 @@ describe("the commands in docs/operations.md, \"Unserved paths, unknown models a
     }
     expect(JSON.parse(outputs[0]!)).toMatchObject({ name: "gateway", serves: expect.any(Array), docs: expect.any(Array) });
     expect(JSON.parse(outputs[1]!).error.message).toContain("This gateway does not serve POST /v1/embeddings");
-    expect(JSON.parse(outputs[2]!).links).toEqual({ api: "/api/v1/admin", openapi: "/api/v1/admin/openapi.json" });
+    expect(JSON.parse(outputs[2]!).links).toEqual({ api: "/api/v1/admin", openapi: "/api/v1/admin/openapi.json", console: "/ui/" });
   });
 });
