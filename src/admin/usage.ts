@@ -37,11 +37,11 @@ const UsageRangeQuery = Type.Object({
   to: Type.Optional(Type.String({ description: "epoch seconds, exclusive" })),
 });
 
-const oneOf = <T extends string>(values: readonly T[], what: string) =>
-  Type.Optional(Type.Union(values.map((v) => Type.Literal(v)), { description: `${what}: one of ${values.join(", ")}` }));
+/** The description is what a refusal says it expected: "query /by: expected one of model, key, group, got ...". */
+const oneOf = <T extends string>(values: readonly T[]) => Type.Optional(Type.Union(values.map((v) => Type.Literal(v)), { description: `one of ${values.join(", ")}` }));
 
-/** GET /usage/series: `by` (default model) and `range` (default 24h). */
+/** GET /usage/series: what a series is named by (default model) and the span ending now (default 24h). */
 const UsageSeriesQuery = Type.Object({
-  by: oneOf(["model", "key", "group"] as const, "what a series is named by"),
-  range: oneOf(Object.keys(USAGE_RANGES) as (keyof typeof USAGE_RANGES)[], "the span ending now"),
+  by: oneOf(["model", "key", "group"] as const),
+  range: oneOf(Object.keys(USAGE_RANGES) as (keyof typeof USAGE_RANGES)[]),
 });

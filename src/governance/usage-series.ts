@@ -1,6 +1,7 @@
 // GET /usage/series arithmetic: the range's fixed step and window, the top series by spend with the rest
 // as "(other)", and the pricing every usage view uses (rate-card.ts spendMicros per (key, model) sum).
 import type { GatewayConfig } from "../config/schema.ts";
+import type { LedgerStore } from "../store/ledger.ts";
 import type { LedgerDimension, LedgerNamedSum, LedgerStepSum } from "../store/ledger-series.ts";
 import { centsOf, spendMicros, tokensOf } from "./rate-card.ts";
 
@@ -108,4 +109,13 @@ export function buildSeries(by: LedgerDimension, ranked: RankedSeries, steps: re
   const series: UsageSeries[] = ranked.keep.map((name) => ({ name: by === "group" && name === "" ? NO_GROUP_SERIES : name, total: view(ranked.totals.get(name)!), points: pointsOf(name) }));
   if (ranked.other) series.push({ name: OTHER_SERIES, total: view(ranked.other), points: pointsOf(null) });
   return series;
+}
+
+/** The view: the range's totals per name pick the series, then one read of their points. */
+export async function readSeries(ledger: LedgerStore, pricing: Pricing, by: LedgerDimension, range: UsageRange, nowMs: number) {
+  const window = seriesWindow(range, nowMs);
+  const query = { from: window.from * 1000, to: window.to * 1000, by };
+  const ranked = rankSeries(await ledger.namedSums(query), pricing);
+  const steps = await ledger.stepSums({ ...query, step: window.step_secs * 1000, keep: ranked.keep });
+  return { by, range, step_secs: window.step_secs, from: window.from, to: window.to, series: buildSeries(by, ranked, steps, pricing) };
 }

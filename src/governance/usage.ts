@@ -10,7 +10,7 @@ import { isWindowLimit, type Limit, type LimitEngine } from "./limits.ts";
 import type { KeyTotals, Metering } from "./metering.ts";
 import { centsOf, spendMicros, tokensOf } from "./rate-card.ts";
 import type { LedgerDimension } from "../store/ledger-series.ts";
-import { buildSeries, rankSeries, seriesWindow, type UsageRange } from "./usage-series.ts";
+import { readSeries, type UsageRange } from "./usage-series.ts";
 import { windowStart, type LimitWindow } from "./windows.ts";
 
 /** What the usage views need of a key; `name` null once the key is deleted (tombstoned). */
@@ -149,13 +149,8 @@ export class UsageService {
 
   /** The range's series by model, key id or group: the top 20 by spend, the rest as "(other)" (usage-series.ts). */
   async series(by: LedgerDimension, range: UsageRange) {
-    const window = seriesWindow(range, this.deps.now());
-    const query = { from: window.from * 1000, to: window.to * 1000, by };
     await this.deps.metering.flush();
-    const pricing = this.deps.holder.current.config;
-    const ranked = rankSeries(await this.deps.ledger.namedSums(query), pricing);
-    const steps = await this.deps.ledger.stepSums({ ...query, step: window.step_secs * 1000, keep: ranked.keep });
-    return { by, range, step_secs: window.step_secs, from: window.from, to: window.to, series: buildSeries(by, ranked, steps, pricing) };
+    return readSeries(this.deps.ledger, this.deps.holder.current.config, by, range, this.deps.now());
   }
 
   /** The whole store's (a fleet's) requests, tokens and spend since 00:00 UTC today. */
