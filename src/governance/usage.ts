@@ -1,6 +1,6 @@
-// The usage views (GET /keys/{id}/usage, /groups/{name}/usage, /usage/keys, /usage/series, /usage/today), derived at read time from
-// the ledger and the current rate card; the boot-time restore of the limit counters and key totals
-// from the same ledger; and the gateway_key_* series.
+// The usage views (GET /keys/{id}/usage, /groups/{name}/usage, /usage/keys, /usage/series, /usage/today),
+// derived at read time from the ledger and the current rate card; the boot-time restore of the limit
+// counters and key totals from the same ledger; and the gateway_key_* series.
 import type { ConfigHolder } from "../config/snapshot.ts";
 import { GatewayError } from "../http/errors.ts";
 import type { LedgerStore, LedgerSum } from "../store/ledger.ts";
