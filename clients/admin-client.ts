@@ -1001,6 +1001,41 @@ export class AdminClient {
     return this.call("GET", `/usage/keys`, undefined, query);
   }
 
+  /** GET /usage/series (scope: read-only) */
+  getUsageSeries(query: { by?: string; range?: string } = {}): Promise<{
+    by: string;
+    range: string;
+    step_secs: number;
+    from: number;
+    to: number;
+    series: Array<{
+      name: string;
+      total: {
+        requests: number;
+        tokens: number;
+        spend_cents: number;
+      };
+      points: Array<{
+        t: number;
+        requests: number;
+        tokens: number;
+        spend_cents: number;
+      }>;
+    }>;
+  }> {
+    return this.call("GET", `/usage/series`, undefined, query);
+  }
+
+  /** GET /usage/today (scope: read-only) */
+  getUsageToday(): Promise<{
+    from: number;
+    requests: number;
+    tokens: number;
+    spend_cents: number;
+  }> {
+    return this.call("GET", `/usage/today`, undefined, undefined);
+  }
+
   /** GET /replicas (scope: read-only) */
   getReplicas(): Promise<{
     items: Array<{

@@ -92,3 +92,23 @@ export const KeyUsageView = Type.Object({
 });
 
 export const KeyUsagePageView = Type.Object({ items: Type.Array(KeyUsageView) });
+
+/** Requests, tokens (all tiers) and spend of a span, priced with the current rate card. */
+const UsageAmounts = { requests: Uint, tokens: Uint, spend_cents: Int };
+
+export const UsageSeriesView = Type.Object({
+  by: Type.String(),
+  range: Type.String(),
+  step_secs: Uint,
+  from: Uint,
+  to: Uint,
+  series: Type.Array(
+    Type.Object({
+      name: Type.String({ description: "the model, the key id, the group ('(no group)' for keys bound to none), or '(other)': every series past the top 20 by spend" }),
+      total: Type.Object(UsageAmounts),
+      points: Type.Array(Type.Object({ t: Uint, ...UsageAmounts }), { description: "by step start; steps with no usage are left out" }),
+    }),
+  ),
+});
+
+export const UsageTodayView = Type.Object({ from: Uint, ...UsageAmounts });

@@ -1,6 +1,6 @@
-// The usage views (GET /keys/{id}/usage, /groups/{name}/usage, /usage/keys), derived at read time from
-// the ledger and the current rate card; the boot-time restore of the limit counters and key totals
-// from the same ledger; and the gateway_key_* series.
+// The usage views (GET /keys/{id}/usage, /groups/{name}/usage, /usage/keys, /usage/series, /usage/today),
+// derived at read time from the ledger and the current rate card; the boot-time restore of the limit
+// counters and key totals from the same ledger; and the gateway_key_* series.
 import type { ConfigHolder } from "../config/snapshot.ts";
 import { GatewayError } from "../http/errors.ts";
 import type { LedgerStore, LedgerSum } from "../store/ledger.ts";
@@ -9,6 +9,8 @@ import type { GroupService } from "./groups.ts";
 import { isWindowLimit, type Limit, type LimitEngine } from "./limits.ts";
 import type { KeyTotals, Metering } from "./metering.ts";
 import { centsOf, spendMicros, tokensOf } from "./rate-card.ts";
+import type { LedgerDimension } from "../store/ledger-series.ts";
+import { readSeries, type UsageRange } from "./usage-series.ts";
 import { windowStart, type LimitWindow } from "./windows.ts";
 
 /** What the usage views need of a key; `name` null once the key is deleted (tombstoned). */
@@ -143,6 +145,19 @@ export class UsageService {
       row.spend_micros += spendMicros(pricing, s.model, s, s.requests);
     }
     return { items: [...rows.values()].sort((a, b) => b.spend_micros - a.spend_micros || (a.id < b.id ? -1 : 1)) };
+  }
+
+  /** The range's series by model, key id or group: the top 20 by spend, the rest as "(other)" (usage-series.ts). */
+  async series(by: LedgerDimension, range: UsageRange) {
+    await this.deps.metering.flush();
+    return readSeries(this.deps.ledger, this.deps.holder.current.config, by, range, this.deps.now());
+  }
+
+  /** The whole store's (a fleet's) requests, tokens and spend since 00:00 UTC today. */
+  async today() {
+    const from = windowStart("day", this.deps.now());
+    const t = this.totals(await this.sums({ from }));
+    return { from: from / 1000, requests: t.requests, tokens: t.tokens, spend_cents: centsOf(t.spendMicros) };
   }
 
   /**

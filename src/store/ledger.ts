@@ -2,6 +2,7 @@
 // batches off the request path; read by the usage views, which price it with the current rate card.
 import type { Database } from "bun:sqlite";
 import type { TokenTiers } from "../governance/rate-card.ts";
+import { namedSumsSql, stepSumsSql, type LedgerNamedSum, type LedgerSeriesQuery, type LedgerStepQuery, type LedgerStepSum } from "./ledger-series.ts";
 import type { Store } from "./store.ts";
 
 export interface LedgerRow extends TokenTiers {
@@ -36,6 +37,10 @@ export interface LedgerQuery {
 export interface LedgerStore {
   append(rows: readonly LedgerRow[]): Promise<void>;
   sums(query: LedgerQuery): Promise<LedgerSum[]>;
+  /** GET /usage/series: a range's sums per (name, key, model), to choose the series and price their totals. */
+  namedSums(query: LedgerSeriesQuery): Promise<LedgerNamedSum[]>;
+  /** GET /usage/series: a range's sums per (step, kept name or null, model), the series' points. */
+  stepSums(query: LedgerStepQuery): Promise<LedgerStepSum[]>;
   /** A fleet's spool (postgres/spool.ts): rows taken but not yet in the database. */
   readonly spooledRows?: number;
   /** Whether the store is refusing the ledger's writes (rows wait in the spool). */
@@ -73,6 +78,16 @@ export class SqliteLedgerStore implements LedgerStore {
     const sql = `SELECT key_id, model, SUM(requests) AS requests, SUM(input) AS input, SUM(output) AS output, SUM(cache_read) AS cache_read, SUM(cache_creation) AS cache_creation
 FROM ledger ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""} GROUP BY key_id, model`;
     return this.db.query(sql).all(...args) as LedgerSum[];
+  }
+
+  async namedSums(query: LedgerSeriesQuery): Promise<LedgerNamedSum[]> {
+    const args: (string | number)[] = [];
+    return this.db.query(namedSumsSql(query, (v) => (args.push(v), "?"))).all(...args) as LedgerNamedSum[];
+  }
+
+  async stepSums(query: LedgerStepQuery): Promise<LedgerStepSum[]> {
+    const args: (string | number)[] = [];
+    return this.db.query(stepSumsSql(query, (v) => (args.push(v), "?"))).all(...args) as LedgerStepSum[];
   }
 }
 

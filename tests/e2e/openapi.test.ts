@@ -161,7 +161,7 @@ describe("real answers validate against the document", () => {
     await call("POST", "/groups", { name: "team", parent: "org", limits: [{ window: "minute", requests: 5 }] });
     await call("PATCH", "/groups/team", { enabled: false });
     await call("PATCH", `/keys/${key.id}`, { name: "doc2" });
-    for (const path of ["/info", "/config", "/auth", "/admin-auth", "/audit", "/audit/verify", "/keys", `/keys/${key.id}`, `/keys/${key.id}/usage`, "/groups", "/groups/org", "/groups/org/usage", "/usage/keys", "/config/versions", "/config/versions/0", "/config/settings", "/config/diff?from=0&to=0"]) {
+    for (const path of ["/info", "/config", "/auth", "/admin-auth", "/audit", "/audit/verify", "/keys", `/keys/${key.id}`, `/keys/${key.id}/usage`, "/groups", "/groups/org", "/groups/org/usage", "/usage/keys", "/usage/series?by=key&range=7d", "/usage/today", "/config/versions", "/config/versions/0", "/config/settings", "/config/diff?from=0&to=0"]) {
       await call("GET", path);
     }
     await call("POST", "/config/validate", { config: {} });

@@ -2,9 +2,11 @@
 // per batch), so the usage views sum the same rows on every replica (design/replicas.md, "What the fleet shares").
 import type { SQL, TransactionSQL } from "bun";
 import type { LedgerQuery, LedgerRow, LedgerStore, LedgerSum } from "../ledger.ts";
+import { namedSumsSql, stepSumsSql, type LedgerNamedSum, type LedgerSeriesQuery, type LedgerStepQuery, type LedgerStepSum } from "../ledger-series.ts";
 import { numbers } from "./writes.ts";
 
 const SUMMED = ["requests", "input", "output", "cache_read", "cache_creation"] as const;
+const STEP_SUMMED = ["t", ...SUMMED] as const;
 
 export class PgLedgerStore implements LedgerStore {
   constructor(private readonly sql: SQL) {}
@@ -36,5 +38,17 @@ FROM ledger ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""} GROUP BY k
       args as unknown[],
     );
     return rows.map((row: LedgerSum) => numbers(row, SUMMED));
+  }
+
+  async namedSums(query: LedgerSeriesQuery): Promise<LedgerNamedSum[]> {
+    const args: (string | number)[] = [];
+    const rows = await this.sql.unsafe(namedSumsSql(query, (v) => (args.push(v), `$${args.length}`)), args);
+    return rows.map((row: LedgerNamedSum) => numbers(row, SUMMED));
+  }
+
+  async stepSums(query: LedgerStepQuery): Promise<LedgerStepSum[]> {
+    const args: (string | number)[] = [];
+    const rows = await this.sql.unsafe(stepSumsSql(query, (v) => (args.push(v), `$${args.length}`)), args);
+    return rows.map((row: LedgerStepSum) => numbers(row, STEP_SUMMED));
   }
 }

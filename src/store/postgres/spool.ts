@@ -10,6 +10,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import type { LedgerQuery, LedgerRow, LedgerStore, LedgerSum } from "../ledger.ts";
 import { fsPromises } from "../fs-promises.ts";
 import { lockStore, type StoreLock } from "../lock.ts";
+import type { LedgerNamedSum, LedgerSeriesQuery, LedgerStepQuery, LedgerStepSum } from "../ledger-series.ts";
 import type { PgLedgerStore } from "./ledger.ts";
 
 const REPLAY_MS = 1_000;
@@ -77,6 +78,14 @@ export class SpoolingLedger implements LedgerStore {
 
   sums(query: LedgerQuery): Promise<LedgerSum[]> {
     return this.inner.sums(query);
+  }
+
+  namedSums(query: LedgerSeriesQuery): Promise<LedgerNamedSum[]> {
+    return this.inner.namedSums(query);
+  }
+
+  stepSums(query: LedgerStepQuery): Promise<LedgerStepSum[]> {
+    return this.inner.stepSums(query);
   }
 
   /** Writes every spooled batch to the database, exactly once each, then empties the spool. Throws when the database refuses. */

@@ -221,6 +221,8 @@ describe("ledger writes the store refuses", () => {
         written.push(...rows);
       },
       sums: async () => [],
+      namedSums: async () => [],
+      stepSums: async () => [],
     };
     const metering = new Metering({ holder, limits, ledger, logger: createLogger({ level: "error", write: () => {} }), now: () => clock.now, flushMs: 60_000, onUnavailable, maxUnsavedRows: 2 });
     const key = (id: string) => ({ id, module: "keys", group: "team" }) as const;
