@@ -9,8 +9,8 @@ import { Kind, type TSchema } from "@sinclair/typebox";
 import { OidcSettingsCfg, ForgeSettingsCfg } from "../identity/settings.ts";
 import { EXPORTER_SETTINGS } from "../telemetry/exporters/schemas.ts";
 import type { ConfigTree } from "./lifecycle.ts";
+import { plainScalar } from "./interpolate.ts";
 import { GatewayConfig } from "./schema.ts";
-import { yaml } from "./yaml-package.ts";
 
 export const REDACTED = "<redacted>";
 
@@ -35,9 +35,38 @@ interface Position {
  * literal `${` escaped, each value from the environment as its `${VAR}` (ConfigLifecycle's Concealed).
  */
 export function sourceText(tree: ConfigTree, written: (text: string) => string): string {
-  const shown = show(tree, { schema: GatewayConfig, secret: false }, written);
-  // lineWidth 0: a long value stays on its line, so a diff names the line that changed.
-  return yaml().stringify(shown, { lineWidth: 0 });
+  return yamlText(show(tree, { schema: GatewayConfig, secret: false }, written) as Bag);
+}
+
+/**
+ * YAML of a plain tree: block mappings and sequences, each scalar plain when it reads back as itself,
+ * else double-quoted (JSON's escapes are YAML's), one value per line so a diff names the line that
+ * changed. Written here, not by the yaml package: its stringify took ~100 ms for a 6,500-line config on
+ * the event loop the data plane shares; this is the plain shape yaml-simple.ts reads back at once.
+ */
+export const yamlText = (tree: Record<string, unknown>): string => block(tree, "");
+
+function block(value: Bag | unknown[], indent: string): string {
+  const entries: [string, unknown][] = Array.isArray(value) ? value.map((item) => ["-", item]) : Object.entries(value).map(([k, v]) => [`${scalar(k)}:`, v]);
+  let out = "";
+  for (const [lead, item] of entries) {
+    const nested = (Array.isArray(item) && item.length > 0) || (isBag(item) && Object.keys(item).length > 0);
+    if (!nested) out += `${indent}${lead} ${Array.isArray(item) ? "[]" : isBag(item) ? "{}" : scalar(item)}\n`;
+    // An item of a list opens its mapping on the dash's line; anything else nests on the next lines.
+    else if (lead === "-") out += `${indent}- ${block(item as Bag | unknown[], `${indent}  `).slice(indent.length + 2)}`;
+    else out += `${indent}${lead}\n${block(item as Bag | unknown[], `${indent}  `)}`;
+  }
+  return out;
+}
+
+/** Characters a plain scalar may hold here: no indicator, no space, no quote, no comment or flow mark at its start. */
+const PLAIN = /^[A-Za-z0-9_$.\/<~][A-Za-z0-9_$.\/:{}<>@+=~-]*$/;
+
+function scalar(value: unknown): string {
+  if (typeof value === "number") return Number.isFinite(value) ? String(value) : Number.isNaN(value) ? ".nan" : value > 0 ? ".inf" : "-.inf";
+  if (typeof value !== "string") return String(value);
+  const plain = PLAIN.test(value) && !value.endsWith(":") && !value.startsWith("<<") && plainScalar(value) === value;
+  return plain ? value : JSON.stringify(value);
 }
 
 function show(value: unknown, at: Position, written: (text: string) => string): unknown {

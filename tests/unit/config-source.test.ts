@@ -8,7 +8,7 @@ import { lineDiff, MAX_DIFF_LINES, type DiffLine } from "../../src/admin/line-di
 import { FleetConfig } from "../../src/config/fleet.ts";
 import { ConfigLifecycle, loadBoot, type ConfigTree } from "../../src/config/lifecycle.ts";
 import { parseConfigText } from "../../src/config/load.ts";
-import { REDACTED } from "../../src/config/source.ts";
+import { REDACTED, yamlText } from "../../src/config/source.ts";
 import { ConfigHolder } from "../../src/config/snapshot.ts";
 import type { ConfigVersionStore, StoredConfigVersion } from "../../src/store/config-versions.ts";
 
@@ -70,7 +70,7 @@ describe("GET /config/source", () => {
     const source = sourceOf(lifecycleOf(BASE));
     noSecretIn(source);
     expect(source).toContain("api_key: ${UP_KEY}");
-    expect(source).toContain("authorization: Bearer ${HEADER_TOKEN}");
+    expect(source).toContain('authorization: "Bearer ${HEADER_TOKEN}"');
     expect(source).toContain(`api_key: ${REDACTED}`);
     expect(source).toContain("env: ADMIN");
     expect(source).toContain("name: ops");
@@ -146,6 +146,31 @@ describe("GET /config/source", () => {
     if (!planned.ok) throw new Error(planned.message);
     planned.swap();
     expect(sourceOf(lifecycle)).toBe(sourceOf(lifecycle, 0));
+  });
+});
+
+describe("the YAML a source is written in", () => {
+  test("4,000 random trees read back as themselves, by the plain reader and by the yaml package", () => {
+    let seed = 11;
+    const random = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    const WORDS = ["a", "true", "null", "~", "1", "0123", "1.5", ".inf", "-x", "x:", "a: b", "a #b", "#c", "", " pad ", "${V}", "$${V}", "<redacted>", "<<", "-", "@x", "é ü", "line\nbreak", 'q"uote', "back\\slash", "tab\there", "127.0.0.1:8080", "http://h/p?q=1&r", "{x}", "[y]", "*alias", "&anchor", "!tag", "%d", "|", ">", "'s'", "k=v", "yes", "0x1F"];
+    const leaf = (): unknown => [() => WORDS[random(WORDS.length)], () => random(1000) - 500, () => random(100) / 8, () => random(2) === 0, () => null][random(5)]!();
+    const tree = (depth: number): unknown => {
+      const kind = depth > 3 ? 2 : random(3);
+      if (kind === 0) return Array.from({ length: random(4) }, () => tree(depth + 1));
+      if (kind === 1) return Object.fromEntries(Array.from({ length: random(4) }, () => [WORDS[random(WORDS.length)]!.replace("${", "x") || "k", tree(depth + 1)]));
+      return leaf();
+    };
+    for (let i = 0; i < 4000; i++) {
+      const written = { root: tree(0), other: tree(1) };
+      const text = yamlText(written);
+      // $${ and ${ are the config's own escapes: a tree holding them reads back through interpolation.
+      const plain = parseConfigText(text, "t", { V: "value" }, { resolve: false });
+      const full = parseConfigText(text, "t", { V: "value" }, { resolve: false, full: true });
+      if (!full.ok || !plain.ok) throw new Error(`${text}: ${JSON.stringify(full)}`);
+      expect(full.tree).toEqual(plain.tree);
+      if (!JSON.stringify(written).includes("${")) expect(full.tree).toEqual(written);
+    }
   });
 });
 
