@@ -251,8 +251,29 @@ export class AdminClient {
       from: Array<string>;
       to: Array<string>;
     } | null;
+    lines: Array<{
+      op: "=" | "+" | "-";
+      text: string;
+    }>;
+    truncated: boolean;
   }> {
     return this.call("GET", `/config/diff`, undefined, query);
+  }
+
+  /** GET /config/source (scope: read-only) */
+  getConfigSource(): Promise<{
+    version: number;
+    yaml: string;
+  }> {
+    return this.call("GET", `/config/source`, undefined, undefined);
+  }
+
+  /** GET /config/versions/{v}/source (scope: read-only) */
+  getConfigVersionsByVSource(v: string): Promise<{
+    version: number;
+    yaml: string;
+  }> {
+    return this.call("GET", `/config/versions/${encodeURIComponent(v)}/source`, undefined, undefined);
   }
 
   /** GET /config/settings (scope: read-only) */

@@ -9,6 +9,7 @@ import { jsonController } from "../http/elysia.ts";
 import { GatewayError } from "../http/errors.ts";
 import { auditedChange, auditedChangeBy, expectedVersion, refuseBody } from "./audited.ts";
 import { hookViews } from "./config.ts";
+import { lineDiff } from "./line-diff.ts";
 import type { AdminDeps } from "./deps.ts";
 import { seqPage, shape } from "./pages.ts";
 import { principalOf } from "./principal.ts";
@@ -46,7 +47,8 @@ export function reloadConfigFile(deps: AdminDeps, principal: string, expectedVer
 
 const versionView = (r: ConfigVersionRecord): ConfigVersion => ({ version: r.version, ts: r.ts, principal: r.principal, summary: r.summary });
 
-function retained(lifecycle: ConfigLifecycle, text: string | undefined, name: string): ConfigVersionRecord {
+/** The retained version a path or query member names: 400 for a malformed number, 404 for one not retained. */
+export function retained(lifecycle: ConfigLifecycle, text: string | undefined, name: string): ConfigVersionRecord {
   if (text === undefined || text === "") throw new GatewayError("invalid_request", `query ${name}: required (a config_version)`);
   if (!/^[0-9]{1,15}$/.test(text)) throw new GatewayError("invalid_request", `${name}: expected a config_version (an integer), got ${JSON.stringify(text)}`);
   const record = lifecycle.version(Number(text));
@@ -144,6 +146,7 @@ export const configChangesController = (deps: AdminDeps) =>
             // The views show settings by name only; a changed value is a change too.
             changed: names(b).filter((n) => n in a && !(sameTree(a[n], b[n]) && sameTree(from.snapshot.config.hooks?.[n], to.snapshot.config.hooks?.[n]))),
           },
+          ...lineDiff(lifecycle.source(from), lifecycle.source(to)),
         };
         const [g1, g2] = [from.snapshot.globalHooks, to.snapshot.globalHooks];
         return sameList(g1, g2) ? diff : { ...diff, global_hooks: { from: [...g1], to: [...g2] } };

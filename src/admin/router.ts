@@ -9,6 +9,7 @@ import { auditController } from "./audit.ts";
 import { authController } from "./auth.ts";
 import { configController } from "./config.ts";
 import { configChangesController } from "./config-changes.ts";
+import { configSourceController } from "./config-source.ts";
 import { settingsController } from "./settings.ts";
 import { restartController } from "./restart.ts";
 import { infoController } from "./info.ts";
@@ -54,6 +55,7 @@ export function buildAdminApp(deps: AdminDeps) {
     .use(infoController(deps))
     .use(configController(deps))
     .use(configChangesController(deps))
+    .use(configSourceController(deps))
     .use(settingsController(deps))
     .use(restartController(deps))
     .use(authController(deps))

@@ -192,6 +192,11 @@ export const ConfigDiffView = Type.Object({
   to: Uint,
   hooks: Type.Object({ added: Type.Array(Type.String()), removed: Type.Array(Type.String()), changed: Type.Array(Type.String()) }),
   global_hooks: Type.Optional(Nullable(Type.Object({ from: Type.Array(Type.String()), to: Type.Array(Type.String()) }))),
+  lines: Type.Array(
+    Type.Object({ op: Type.Union([Type.Literal("="), Type.Literal("+"), Type.Literal("-")], { description: "= both, - only in from, + only in to" }), text: Type.String() }),
+    { description: "the line diff of the two versions' sources (GET /config/versions/{v}/source), every line of both in order" },
+  ),
+  truncated: Type.Boolean({ description: "true: lines holds the first 20000 lines of the diff, or a source was over 1 MiB and only its first 1 MiB was compared" }),
 });
 
 export const ConfigDiffQuery = Type.Object({ from: Type.Optional(Type.String()), to: Type.Optional(Type.String()) });

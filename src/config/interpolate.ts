@@ -133,7 +133,10 @@ export function expandScalar(text: string, plain: boolean, references: MarkedTex
   });
   const value = plain ? plainScalar(expanded) : expanded;
   // As read (trimmed, or a number whose digits differ from the text: 0123 is 123), it is concealed too.
-  if (used !== undefined && (typeof value === "string" || Number.isFinite(value))) concealed.add(used, String(value));
+  // Not a text beside the reference ("Bearer ${TOKEN}"): the value alone is concealed already, and the
+  // whole text named as the variable would be written back (storedText, GET /config/source) without it.
+  const alone = /^\s*\uE000\d+\uE001\s*$/.test(text);
+  if (used !== undefined && ((alone && typeof value === "string") || Number.isFinite(value))) concealed.add(used, String(value));
   return { value, unset };
 }
 

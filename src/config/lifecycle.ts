@@ -13,6 +13,7 @@
 import { Concealed } from "./interpolate.ts";
 import { loadConfigTree, parseConfigText, type LoadContext, type LoadResult, type ParseResult } from "./load.ts";
 import type { ConfigHolder, Snapshot } from "./snapshot.ts";
+import { sourceText } from "./source.ts";
 
 export type ConfigTree = Record<string, unknown>;
 
@@ -24,6 +25,8 @@ export interface ConfigVersionRecord {
   readonly summary: string;
   /** The base tree of this version (without the overlay): what a rollback restores. */
   readonly base: ConfigTree;
+  /** The overlay over it at this version (GET /config/source shows the two merged). */
+  readonly overlay: ConfigTree;
   readonly snapshot: Snapshot;
   /**
    * HookDesiredStatus.settings_version of each hook at this version: bumped by each PUT of the hook and by
@@ -184,7 +187,7 @@ export class ConfigLifecycle {
     const booted = this.#effective(this.#base, this.#overlay);
     this.#pinned = {};
     for (const path of BOOT_SCOPED) setPath(this.#pinned, path, getPath(booted, path));
-    this.#retain(deps.holder.current, this.#base, { principal: "boot", summary: "config.boot" });
+    this.#retain(deps.holder.current, this.#base, this.#overlay, { principal: "boot", summary: "config.boot" });
   }
 
   get current(): Snapshot {
@@ -273,7 +276,7 @@ export class ConfigLifecycle {
         this.#deps.holder.swap(snapshot);
         this.#base = clone(content.base);
         this.#overlay = clone(content.overlay);
-        this.#retain(snapshot, this.#base, content);
+        this.#retain(snapshot, this.#base, this.#overlay, content);
       },
     };
   }
@@ -291,8 +294,17 @@ export class ConfigLifecycle {
 
   /** JSON of `tree` with every value taken from the environment written back as its `${VAR}`, and a literal `${` escaped. */
   storedText(tree: ConfigTree): string {
-    return this.#concealed.scrub(JSON.stringify(tree).replaceAll("${", "$${"));
+    return this.#written(JSON.stringify(tree));
   }
+
+  /** GET /config/source: the version's base with its overlay as YAML, as written, no secret in it (config/source.ts). */
+  source(record: ConfigVersionRecord): string {
+    return sourceText(mergeTrees(record.base, record.overlay), this.#written);
+  }
+
+  /** A text as it was written: a literal `${` escaped, each value taken from the environment as its `${VAR}`. */
+  // A function, not "$${": in a replacement string `$$` stands for one `$`, which left every `${` unescaped.
+  readonly #written = (text: string): string => this.#concealed.scrub(text.replaceAll("${", () => "$${"));
 
   /** The tree a process with this command line runs: base, the overlay over it, the command line over both. */
   #effective(base: ConfigTree, overlay: ConfigTree): ConfigTree {
@@ -340,12 +352,12 @@ export class ConfigLifecycle {
         this.#deps.holder.swap(snapshot);
         this.#base = base === this.#base ? base : clone(base);
         this.#overlay = overlay;
-        this.#retain(snapshot, this.#base, { ...m, ts });
+        this.#retain(snapshot, this.#base, overlay, { ...m, ts });
       },
     };
   }
 
-  #retain(snapshot: Snapshot, base: ConfigTree, m: Pick<Mutation, "principal" | "summary" | "registersHook"> & { readonly ts?: number }): void {
+  #retain(snapshot: Snapshot, base: ConfigTree, overlay: ConfigTree, m: Pick<Mutation, "principal" | "summary" | "registersHook"> & { readonly ts?: number }): void {
     const previous = this.#versions.at(-1);
     const hookSettingsVersions: Record<string, number> = {};
     for (const [name, hook] of Object.entries(snapshot.config.hooks ?? {})) {
@@ -356,7 +368,7 @@ export class ConfigLifecycle {
       this.#hookVersionHigh.set(name, hookSettingsVersions[name]);
     }
     const { principal, summary } = m;
-    this.#versions.push({ version: snapshot.version, ts: m.ts ?? Math.floor(this.#deps.now() / 1000), principal, summary, base, snapshot, hookSettingsVersions });
+    this.#versions.push({ version: snapshot.version, ts: m.ts ?? Math.floor(this.#deps.now() / 1000), principal, summary, base, overlay, snapshot, hookSettingsVersions });
     const keep = snapshot.config.advanced?.config_versions_retained ?? 100;
     if (this.#versions.length > keep) this.#versions = this.#versions.slice(this.#versions.length - keep);
   }

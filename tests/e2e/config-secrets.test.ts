@@ -199,7 +199,7 @@ auth:
     const result = await runGateway(["--check", "--config", path], { env: ENV });
     expect(result.code).toBe(1);
     expect(leaks(result.stdout + result.stderr)).toEqual([]);
-    for (const at of ["listen:", "providers.p.base_url:", "providers.p.api_key:", "models.m.provider:", "pools.${GW_SIGNING_KEY}:", "auth.signing_key:", "auth.admin_tokens[0].token:"]) {
+    for (const at of ["listen:", "providers.p.base_url:", "providers.p.api_key:", "models.m.provider:", "pools.${GW_SIGNING_KEY}/x:", "auth.signing_key:", "auth.admin_tokens[0].token:"]) {
       expect(result.stderr).toContain(at);
     }
   });

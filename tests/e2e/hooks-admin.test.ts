@@ -79,7 +79,11 @@ describe("register, replace, delete", () => {
     const put = await call("/hooks/pii-gate", "PUT", { ...GATE, settings: { ...GATE.settings, api_token: `${SETTING_SECRET}-2` }, expected_version: v });
     expect(put.status).toBe(200);
     expect((await call("/hooks/pii-gate/status")).body.desired).toEqual({ settings_keys: ["api_token", "url"], settings_version: 2 });
-    expect((await call(`/config/diff?from=${v}&to=${v + 1}`)).body).toEqual({ from: v, to: v + 1, hooks: { added: [], removed: [], changed: ["pii-gate"] } });
+    const { lines, ...diff } = (await call(`/config/diff?from=${v}&to=${v + 1}`)).body;
+    expect(diff).toEqual({ from: v, to: v + 1, hooks: { added: [], removed: [], changed: ["pii-gate"] }, truncated: false });
+    // The sources show a settings value as <redacted> on both sides: the line diff names no change, and no value.
+    expect(lines.filter((l: { op: string }) => l.op !== "=")).toEqual([]);
+    expect(JSON.stringify(lines)).not.toContain(SETTING_SECRET);
     // global: true puts it on every request: global_hooks at that version, and the diff says so.
     expect((await call("/hooks/pii-gate", "PUT", { ...GATE, global: true }, undefined, { "if-match": String(v + 1) })).status).toBe(200);
     expect((await call(`/config/versions/${v + 2}`)).body.global_hooks).toEqual(["pii-gate"]);

@@ -142,4 +142,17 @@ describe("one config for the fleet", () => {
     expect(stored).not.toContain(SECRET);
     expect(stored).not.toContain(server().password);
   });
+
+  test("every replica shows a version's source alike, the key as its ${VAR}, and the same diff lines", async () => {
+    const newest = await versionOf(replicas[0]!);
+    const sources = await Promise.all(replicas.map(async (r) => ((await json(await admin(r, `/config/versions/${newest}/source`))) as { yaml: string }).yaml));
+    for (const source of sources) expect(source).toBe(sources[0]!);
+    expect(sources[0]).toContain("api_key: ${GW_UP_KEY}");
+    const diffs = await Promise.all(replicas.map(async (r) => ((await json(await admin(r, `/config/diff?from=0&to=${newest}`))) as { lines: { op: string; text: string }[] }).lines));
+    for (const lines of diffs) expect(lines).toEqual(diffs[0]!);
+    expect(diffs[0]!.filter((l) => l.op === "+").map((l) => l.text.trim())).toContain("mock-2:");
+    const shown = JSON.stringify([sources, diffs]);
+    expect(shown).not.toContain(SECRET);
+    expect(shown).not.toContain(server().password);
+  });
 });
