@@ -11,6 +11,7 @@ import { resolveConfig } from "./resolve.ts";
 import { GatewayConfig } from "./schema.ts";
 import { schemaErrors } from "./schema-errors.ts";
 import { unsupportedErrors } from "./unsupported.ts";
+import { redactedErrors } from "./redacted.ts";
 import { freezeSnapshot, type Snapshot } from "./snapshot.ts";
 import { embeddedDefaultText } from "./default.ts";
 
@@ -63,7 +64,7 @@ function treeErrors(tree: object, concealed: Concealed): string[] {
   // The verdict first: a valid config (every start) skips the error walk, a generator over the whole
   // schema that is slow while cold; both are TypeBox's interpreter over the same schema.
   const schema = Value.Check(GatewayConfig, tree) ? [] : schemaErrors(GatewayConfig, tree, { conceal });
-  return [...schema, ...unsupportedErrors(tree), ...referenceErrors(tree, conceal)].map((e) => concealed.scrub(e));
+  return [...schema, ...unsupportedErrors(tree), ...redactedErrors(tree), ...referenceErrors(tree, conceal)].map((e) => concealed.scrub(e));
 }
 
 /** Validates a tree and resolves it. Schema and reference errors are reported together. */

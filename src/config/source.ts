@@ -12,7 +12,9 @@ import type { ConfigTree } from "./lifecycle.ts";
 import { plainScalar } from "./interpolate.ts";
 import { GatewayConfig } from "./schema.ts";
 
-export const REDACTED = "<redacted>";
+import { REDACTED } from "./redacted.ts";
+
+export { REDACTED };
 
 /** The settings schema of each built-in module a `settings:` bag belongs to (exporters and identity providers). */
 const MODULE_SETTINGS: Readonly<Record<string, TSchema>> = { ...EXPORTER_SETTINGS, oidc: OidcSettingsCfg, forge: ForgeSettingsCfg };

@@ -7,7 +7,7 @@ import { describe, expect, test } from "bun:test";
 import { lineDiff, MAX_DIFF_LINES, type DiffLine } from "../../src/admin/line-diff.ts";
 import { FleetConfig } from "../../src/config/fleet.ts";
 import { ConfigLifecycle, loadBoot, type ConfigTree } from "../../src/config/lifecycle.ts";
-import { parseConfigText } from "../../src/config/load.ts";
+import { checkConfig, loadConfigText, parseConfigText } from "../../src/config/load.ts";
 import { REDACTED, yamlText } from "../../src/config/source.ts";
 import { ConfigHolder } from "../../src/config/snapshot.ts";
 import type { ConfigVersionStore, StoredConfigVersion } from "../../src/store/config-versions.ts";
@@ -93,6 +93,22 @@ describe("GET /config/source", () => {
     expect(withoutSettings(again.tree)).toEqual(withoutSettings(written.tree));
     expect((again.tree as ConfigTree).public_url).toBe("https://example.com/${literal}");
     expect(source).toContain("public_url: https://example.com/$${literal}");
+  });
+
+  test("a source sent back with its marks is refused at each mark's path, never loaded with the mark as a secret", () => {
+    const source = sourceOf(lifecycleOf(BASE));
+    const loaded = loadConfigText(source, "source", { env: ENV });
+    expect(loaded.ok).toBe(false);
+    const errors = loaded.ok ? [] : loaded.errors;
+    expect(errors).toContain("providers.inline.api_key: holds <redacted>, the mark GET /config/source shows in place of a secret; write the secret or a reference ({env: NAME}, {file: PATH} or ${NAME})");
+    for (const error of errors) expect(error).not.toContain(INLINE);
+    // POST /config/validate without resolving says the same.
+    const verdict = checkConfig({ yaml: source }, { env: ENV, resolve: false });
+    expect(verdict.ok).toBe(false);
+    expect(verdict.errors.some((e) => e.startsWith("providers.inline.api_key: holds <redacted>"))).toBe(true);
+    // Each mark replaced by a reference, the error goes.
+    const mended = loadConfigText(source.replace(`api_key: ${REDACTED}`, "api_key: {env: UP_KEY}"), "source", { env: ENV });
+    expect(mended.ok ? [] : mended.errors.filter((e) => e.startsWith("providers.inline."))).toEqual([]);
   });
 
   test("the overlay is merged over the base, as the running config has it", () => {

@@ -1,7 +1,7 @@
 // Configuration (design/console.md): the running config, its versions with summaries, the difference
 // between two versions; Validate and Apply an edited YAML (every error shown at its path, nothing applied
 // when there is one) and Roll back (confirmed) for a full-scope principal.
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { admin, failure } from "../api.ts";
 import { canChange } from "../session.ts";
 import { ConfirmButton, ErrorNote, Loading, Table, time, useLoad } from "../ui.tsx";
@@ -83,7 +83,7 @@ function Versions({ reloadAll }: { reloadAll: () => void }) {
 type DiffView = NonNullable<Awaited<ReturnType<typeof admin.getConfigDiff>>>;
 
 function Diff({ diff }: { diff: DiffView }) {
-  const lines = (diff as DiffView & { lines?: { op: "=" | "+" | "-"; text: string }[] }).lines;
+  const lines = diff.lines;
   return (
     <div class="diff" aria-label={`Difference from version ${diff.from} to ${diff.to}`}>
       {lines ? (
@@ -105,6 +105,13 @@ function Diff({ diff }: { diff: DiffView }) {
 
 function Edit({ done }: { done: () => void }) {
   const [yaml, setYaml] = useState("");
+  // The editor starts from the running config as written (secrets as references or <redacted>).
+  useEffect(() => {
+    admin.getConfigSource().then(
+      (source) => setYaml((current) => (current === "" ? source.yaml : current)),
+      (e) => setError(failure(e)),
+    );
+  }, []);
   const [errors, setErrors] = useState<string[] | null>(null);
   const [message, setMessage] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -135,7 +142,10 @@ function Edit({ done }: { done: () => void }) {
     <section aria-labelledby="edit">
       <h2 id="edit">Validate or apply a config</h2>
       <label for="config-yaml">Config (YAML, the whole file)</label>
-      <textarea id="config-yaml" rows={14} spellcheck={false} value={yaml} onInput={(e) => setYaml(e.currentTarget.value)} />
+      <p class="hint" id="config-yaml-hint">
+        Starts as the running config. A secret written inline shows as &lt;redacted&gt;: replace it with the secret or a reference ({"{"}env: NAME{"}"}) before applying; the gateway refuses the mark.
+      </p>
+      <textarea id="config-yaml" aria-describedby="config-yaml-hint" rows={14} spellcheck={false} value={yaml} onInput={(e) => setYaml(e.currentTarget.value)} />
       <div class="actions">
         <button type="button" onClick={validate}>
           Validate
