@@ -92,7 +92,7 @@ function count(deps: PipelineDeps, ingress: string, pool: string, started: numbe
 
 export async function handleModelRequest(deps: PipelineDeps, ingress: ProtocolAdapter, request: Request, route: ModelRoute = {}): Promise<Response> {
   const requestId = requestIdOf(request.headers);
-  const trail = deps.telemetry?.active ? new RequestTrail(deps.telemetry, requestId, ingress.name, request.headers) : undefined;
+  const trail = deps.telemetry ? new RequestTrail(deps.telemetry, requestId, ingress.name, request.headers) : undefined;
   const answer = await admitInbound(deps, ingress, request, route, trail);
   // A relayed upstream answer's own id stays readable beside ours (a vendor's support asks for it).
   const upstreamId = answer.headers.get("x-request-id");
@@ -266,13 +266,15 @@ class ModelCall implements RouteOptions<Response>, StreamWatcher {
       lane,
       model,
       warn,
-      meter: trail ? trailMeter(trail, this.meter) : this.meter,
+      // The ring alone takes billed usage; an exporter or the access line also an unmetered request's (read for them only).
+      meter: trail && (this.meter || deps.telemetry!.readsUsage) ? trailMeter(trail, this.meter) : this.meter,
       slot: this.slot,
       watcher: this,
       ...(traceparent && { trace: { traceparent, tracestate: trail!.traceState } }),
     };
     this.lane = lane.name;
-    if (trail) return this.dispatch(exchange, lane, laneTicket).then((result) => (attemptEnded(trail, result), result));
+    // An attempt's end is what its CLIENT span says; the record needs no promise per attempt for it.
+    if (trail && deps.telemetry!.tracing) return this.dispatch(exchange, lane, laneTicket).then((result) => (attemptEnded(trail, result), result));
     return this.dispatch(exchange, lane, laneTicket);
   }
 
