@@ -21,7 +21,7 @@ import type { DataPlaneMetrics } from "../telemetry/metrics.ts";
 import { isUpstreamTimeout } from "../transport/upstream.ts";
 import type { Exchange, PipelineDeps, StreamWatcher } from "./exchange.ts";
 import { RequestTrail } from "../telemetry/trail.ts";
-import { attemptEnded, trailCounters, trailMeter } from "./request-trail.ts";
+import { attemptEnded, trailCounters, TrailMeter } from "./request-trail.ts";
 import { requestIdOf } from "../telemetry/trace-context.ts";
 import { answerFromMock } from "./mock-path.ts";
 import { passThrough } from "./passthrough.ts";
@@ -209,6 +209,8 @@ class ModelCall implements RouteOptions<Response>, StreamWatcher {
   readonly order: RouteOptions<Response>["order"];
   /** The lane of the latest attempt (the routing and response taps name it). */
   lane = "";
+  /** What each attempt's exchange meters through: the request's meter, or a TrailMeter around it. */
+  private readonly attemptMeter: RequestMeter | undefined;
   /** The IR, built on the first lane that needs it (a same-protocol lane never does). */
   private ir: IrRequest | undefined;
 
@@ -229,6 +231,8 @@ class ModelCall implements RouteOptions<Response>, StreamWatcher {
   ) {
     this.state = deps.routing;
     this.counters = trail ? trailCounters(routingCounters(deps.metrics), trail, deps.logger) : routingCounters(deps.metrics);
+    // The ring alone takes billed usage; an exporter or the access line also an unmetered request's (read for them only).
+    this.attemptMeter = trail && (meter || deps.telemetry!.readsUsage) ? new TrailMeter(trail, meter) : meter;
     this.order = hooked?.order;
   }
 
@@ -266,8 +270,7 @@ class ModelCall implements RouteOptions<Response>, StreamWatcher {
       lane,
       model,
       warn,
-      // The ring alone takes billed usage; an exporter or the access line also an unmetered request's (read for them only).
-      meter: trail && (this.meter || deps.telemetry!.readsUsage) ? trailMeter(trail, this.meter) : this.meter,
+      meter: this.attemptMeter,
       slot: this.slot,
       watcher: this,
       ...(traceparent && { trace: { traceparent, tracestate: trail!.traceState } }),

@@ -49,7 +49,8 @@ export class RequestTrail implements FinishedRequest {
   #maxTokens: number | undefined;
   #temperature: number | undefined;
   readonly #attempts: Attempt[] = [];
-  readonly #failovers: { lane: string; reason: string }[] = [];
+  /** Made on the first failover: most requests have none, and the ring keeps a thousand of them. */
+  #failovers: { lane: string; reason: string }[] | undefined;
   #usage: { input: number; output: number; cacheRead: number; cacheWrite: number; reasoning: number } | undefined;
   #costMicros = 0;
   #ttfbMs: number | null = null;
@@ -77,6 +78,7 @@ export class RequestTrail implements FinishedRequest {
 
   /** What the SERVER span says the client asked for. */
   requested(body: Record<string, unknown>): void {
+    if (!this.#trace) return;
     const max = body.max_tokens ?? body.max_output_tokens ?? body.max_completion_tokens;
     if (typeof max === "number") this.#maxTokens = max;
     if (typeof body.temperature === "number") this.#temperature = body.temperature;
@@ -108,7 +110,7 @@ export class RequestTrail implements FinishedRequest {
     const attempt = this.#attempts.at(-1);
     if (attempt) {
       attempt.failoverReason = reason;
-      this.#failovers.push({ lane: attempt.lane.name, reason });
+      (this.#failovers ??= []).push({ lane: attempt.lane.name, reason });
     }
   }
 
@@ -196,7 +198,7 @@ export class RequestTrail implements FinishedRequest {
       status: this.#status,
       outcome: this.#outcome,
       attempts: this.#attempts.length,
-      failovers: this.#failovers,
+      failovers: this.#failovers ?? [],
       key_id: principal?.module === "keys" ? principal.id : null,
       group: principal?.group ?? null,
       principal: principal && principal.module !== "open" ? principal.id : null,
