@@ -60,7 +60,9 @@ function recent(deps: AdminDeps, query: Query) {
 
 const SSE_HEADERS = { "content-type": "text/event-stream", "cache-control": "no-store", "x-accel-buffering": "no" };
 
-function events(deps: AdminDeps): Response {
+function events(deps: AdminDeps, request: Request): Response {
+  // A HEAD answer has no body to read, so a stream opened for it would never hear its client leave.
+  if (request.method === "HEAD") return new Response(null, { headers: SSE_HEADERS });
   const reader = deps.telemetry?.live.open();
   if (!reader) return errorResponse("rate_limited", `${MAX_LIVE_STREAMS} event streams are open, the most this gateway serves; close one and retry`, { headers: { "retry-after": "5" } });
   return new Response(pushBody((out) => reader.attach(out), () => reader.left()), { headers: SSE_HEADERS });
@@ -74,7 +76,7 @@ function stats(deps: AdminDeps) {
 export const liveController = (deps: AdminDeps) =>
   jsonController("admin.live")
     .get("/requests", ({ query }) => recent(deps, query), { query: RequestsQuery, response: { 200: RequestList }, detail: { summary: `The last ${RECENT_REQUESTS} request-log records kept in memory, newest first, filtered` } })
-    .get("/events", () => events(deps), {
+    .get("/events", ({ request }) => events(deps, request), {
       detail: {
         summary: `Live events (server-sent): request, breaker, overflow; a ': keepalive' comment every 15 s; at most ${MAX_LIVE_STREAMS} streams`,
         ...eventStream({ request: RequestRecord, breaker: BreakerEvent, overflow: Type.Object({ message: Type.String() }) }),

@@ -209,6 +209,10 @@ describe("access", () => {
       const refused = await read("/events");
       expect(refused.status).toBe(429);
       expect((await json(refused)).error).toMatchObject({ code: "rate_limited" });
+      // HEAD takes no place (its answer has no body, so no stream is opened for it).
+      const head = await read("/events", ENV.GW_RO, { method: "HEAD" });
+      expect(head.status).toBe(200);
+      expect(head.headers.get("content-type")).toBe("text/event-stream");
       open.pop()!.close();
       // The gateway hears the client leave when its connection closes.
       let again: Response | undefined;
