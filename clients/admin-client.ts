@@ -1081,6 +1081,84 @@ export class AdminClient {
     return this.call("GET", `/session`, undefined, undefined);
   }
 
+  /** GET /requests (scope: read-only) */
+  getRequests(query: { key_id?: string; group?: string; model?: string; status?: string; outcome?: string; limit?: string } = {}): Promise<{
+    items: Array<{
+      ts: string;
+      request_id: string;
+      trace_id: string | null;
+      span_id: string | null;
+      ingress_protocol: string;
+      egress_protocol: string | null;
+      model: string;
+      pool: string | null;
+      lane: string | null;
+      provider: string | null;
+      upstream_model: string | null;
+      stream: boolean;
+      status: number;
+      outcome: "ok" | "client_error" | "exhausted" | "error";
+      attempts: number;
+      failovers: Array<{
+        lane: string;
+        reason: string;
+      }>;
+      key_id: string | null;
+      group: string | null;
+      principal: string | null;
+      usage: {
+        input_tokens: number;
+        output_tokens: number;
+        cache_read_tokens: number;
+        cache_write_tokens: number;
+        reasoning_tokens: number;
+      } | null;
+      cost_micros: number;
+      duration_ms: number;
+      ttfb_ms: number | null;
+      error: {
+        class: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "rate_limited" | "budget_exhausted" | "upstream_client_error" | "exhausted" | "upstream_error" | "timeout" | "midstream" | "internal";
+        message: string;
+      } | null;
+    }>;
+  }> {
+    return this.call("GET", `/requests`, undefined, query);
+  }
+
+  /** GET /stats (scope: read-only) */
+  getStats(): Promise<{
+    lanes: Array<{
+      lane: string;
+      model: string;
+      provider: string;
+      max_concurrent: number | null;
+      inflight: number;
+      free_slots: number | null;
+      ok: number;
+      err: number;
+      usable: boolean;
+      dead: boolean;
+      dead_reason: string | null;
+      state: "closed" | "half_open" | "open";
+      cooldown_remaining_s: number;
+      streak: number;
+      budget: number | null;
+    }>;
+    pools: Record<string, {
+      on_exhausted: string;
+      members: Array<{
+        lane: string;
+        weight: number;
+        usable: boolean;
+        state: "closed" | "half_open" | "open";
+        cooldown_remaining_s: number;
+        streak: number;
+      }>;
+    }>;
+  }> {
+    return this.call("GET", `/stats`, undefined, undefined);
+  }
+
   /** GET /openapi.json (scope: read-only) */
   getOpenapiJson(): Promise<unknown> {
     return this.call("GET", `/openapi.json`, undefined, undefined);

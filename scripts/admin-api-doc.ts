@@ -61,6 +61,9 @@ export const PURPOSE: Readonly<Record<string, string>> = {
   "GET /hooks/{name}/status": "Desired settings (key names, settings_version) against what the hook reports within 1 s; drift.",
   "GET /hooks/{name}/schema": "The hook module's settings JSON Schema, or null.",
   "GET /replicas": "The replicas of this gateway's store seen in the last 24 h, each `up` or `gone` (silent 10 s, or stopped): a fleet's from its PostgreSQL, a single process itself as `local` (docs/operations.md, \"Running several replicas\").",
+  "GET /requests": "The last 1,000 request-log records (the record of the logs exporters), kept in memory whether or not an exporter runs, newest first; filters `key_id`, `group`, `model`, `status`, `outcome`, and `limit` (1-1000, default 100). Without a logs exporter or the access line, an unmetered request's `usage` is null (the open door reads no usage for it).",
+  "GET /events": "Server-sent events, read with `fetch` and the credential in its header: `event: request` (a request-log record) as each request ends, `event: breaker` (`{pool, lane, state, ts}`) when a breaker cell changes state, a `: keepalive` comment every 15 s. At most 16 streams at once (the 17th is `429`); a reader 1,000 events behind gets `event: overflow` and its stream ends (re-read `GET /requests`, reconnect). Streams end when the gateway stops.",
+  "GET /stats": "The data listener's `GET /stats` document (lanes and pools with their breaker states), for an admin credential.",
   "GET /openapi.json": "This API's OpenAPI 3.1 description.",
 };
 
@@ -156,6 +159,11 @@ export function renderAdminApiDoc(doc: Json = adminDocument()): string {
       if (body) out.push(`Request body: ${typeText(body)}`, "", ...members(body), "");
       const answers = Object.entries(op.responses as Record<string, Json>).filter(([, r]) => r.content?.["application/json"]?.schema?.$ref === undefined);
       for (const [status, response] of answers) {
+        const events = response["x-events"] as Record<string, Json> | undefined;
+        if (events) {
+          out.push(`Answer \`${status}\`: \`text/event-stream\`; each event's \`data\` is JSON:`, "", ...Object.entries(events).map(([name, schema]) => `- \`${name}\`: ${typeText(schema)}`), "");
+          continue;
+        }
         const schema = response.content?.["application/json"]?.schema;
         out.push(`Answer \`${status}\`: ${typeText(schema)}`, "");
       }

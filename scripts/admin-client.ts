@@ -52,6 +52,8 @@ export function renderAdminClient(doc: Json = adminDocument()): string {
       const queryParams = ((op.parameters ?? []) as Json[]).filter((p) => p.in === "query");
       const body = op.requestBody?.content?.["application/json"]?.schema;
       const success = Object.entries(op.responses as Record<string, Json>).find(([status]) => status.startsWith("2"));
+      // A server-sent-events stream is read as it comes (fetch and an SSE parser), not awaited whole.
+      if (success?.[1].content?.["text/event-stream"]) continue;
       const answer = success ? tsType(success[1].content?.["application/json"]?.schema, "  ") : "unknown";
       const args = [
         ...pathParams.map((name) => `${name}: string`),

@@ -78,7 +78,9 @@ export async function buildApps(deps: AppDeps, random: () => number = Math.rando
   const telemetry = new TelemetryHub(deps.logger, requestLine, { logger: deps.logger, registry: metrics.registry, version: VERSION, webhookDropped: metrics.webhookLogsDropped.at() });
   // The boot's exporters start before the first request; one that cannot (a taken port) stops the boot.
   await telemetry.swap(await telemetry.build(deps.holder.current.export));
-  const adminDeps: AdminDeps = { ...deps, store: deps.stores.store, telemetry, keys: governance.keys, authCache: governance.cache, identity: governance.identity, audit: governance.audit, groups: groups.groups, usage: groups.usage, hookRuntime: hooks };
+  // GET /events: a breaker change is formatted only while some stream reads (LiveFeed.breaker).
+  routing.onBreakerChange = (pool, lane, state) => telemetry.live.breaker(pool, lane, state, deps.now());
+  const adminDeps: AdminDeps = { ...deps, store: deps.stores.store, telemetry, routing, keys: governance.keys, authCache: governance.cache, identity: governance.identity, audit: governance.audit, groups: groups.groups, usage: groups.usage, hookRuntime: hooks };
   groups.usage.registerMetrics(metrics.registry, () => deps.holder.current.auth.chain.includes("keys"));
   // Started by the boot (main.ts), so apps built in tests run no timers.
   const health = new HealthProber(() => deps.holder.current, routing, laneProbe(deps.holder), deps.logger);

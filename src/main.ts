@@ -326,7 +326,7 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
     } else await markStopped(store);
     spool?.close();
     await store.close();
-  }, () => (holder.current.config.limits?.shutdown_drain_secs ?? 30) * 1000);
+  }, () => (holder.current.config.limits?.shutdown_drain_secs ?? 30) * 1000, () => apps.telemetry.live.closeAll());
   requestStop = shutdown.stop;
   reloadOnHangup(apps.reloadFile, logger, boot.file, () => holder.current.version, shutdown.stopping);
 
@@ -402,10 +402,10 @@ async function run(snapshot: Snapshot, source: string, logger: Logger, boot: Boo
 const WARM_DELAY_MS = 100;
 
 /**
- * SIGTERM/SIGINT: stop accepting, let in-flight requests finish up to the drain bound, close what is
- * left, run `close`, resolve `exit` with 0. A second signal cuts open connections at once.
+ * SIGTERM/SIGINT: end the admin event streams, stop accepting, let in-flight requests finish up to the
+ * drain bound, close what is left, run `close`, resolve `exit` with 0. A second signal cuts open connections at once.
  */
-function shutdownOnSignals(servers: readonly Server<undefined>[], logger: Logger, close: () => Promise<void>, drainMs: () => number) {
+function shutdownOnSignals(servers: readonly Server<undefined>[], logger: Logger, close: () => Promise<void>, drainMs: () => number, endStreams: () => void) {
   let stopping = false;
   let done: (code: number) => void = () => {};
   const exit = new Promise<number>((resolveExit) => (done = resolveExit));
@@ -416,6 +416,8 @@ function shutdownOnSignals(servers: readonly Server<undefined>[], logger: Logger
       return;
     }
     stopping = true;
+    // Admin event streams never end by themselves: a drain would wait its whole bound on them.
+    endStreams();
     const boundMs = drainMs();
     logger.info("shutting down: draining in-flight requests", { signal, drain_secs: boundMs / 1000 });
     const drained = Promise.all(servers.map((s) => s.stop(false))).then(() => true);

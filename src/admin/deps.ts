@@ -15,6 +15,7 @@ import type { Logger } from "../telemetry/logger.ts";
 import type { HookRuntimeView } from "../hooks/types.ts";
 import type { ReplicaDirectory } from "./replicas.ts";
 import type { StoreStatus } from "./views.ts";
+import type { RoutingState } from "../routing/state.ts";
 
 export interface AdminDeps {
   readonly holder: ConfigHolder;
@@ -30,8 +31,10 @@ export interface AdminDeps {
   readonly keys?: KeyService;
   /** The ingress chain's cached credential decisions (POST /auth/cache/flush). */
   readonly authCache?: CredentialCache;
-  /** The running exporters (POST /plugins/reload swaps them). */
+  /** The running exporters (POST /plugins/reload swaps them), the ring of recent requests (GET /requests) and the live feed (GET /events). */
   readonly telemetry?: TelemetryHub;
+  /** Lanes' counters and breaker cells (GET /stats); absent in apps built by tests. */
+  readonly routing?: RoutingState;
   /** The token exchange and the `oidc` admin module; absent without a key store. */
   readonly identity?: IdentityService;
   /** Every attempted admin mutation (GET /audit, /audit/verify). */

@@ -13,7 +13,7 @@ interface RouteLike {
     readonly query?: unknown;
     readonly body?: unknown;
     readonly response?: Record<string, unknown> | unknown;
-    readonly detail?: { readonly requestBody?: unknown; readonly summary?: string };
+    readonly detail?: { readonly requestBody?: unknown; readonly summary?: string; readonly eventStream?: Record<string, unknown> };
   };
 }
 
@@ -52,6 +52,14 @@ function operation(route: RouteLike, prefix: string): Json {
   const declared = (route.hooks?.response ?? {}) as Record<string, unknown>;
   for (const [status, schema] of Object.entries(declared)) {
     if (typeof schema === "object" && schema !== null) responses[status] = { description: `${status} answer`, content: { "application/json": { schema: plain(schema) } } };
+  }
+  const events = route.hooks?.detail?.eventStream;
+  if (events) {
+    responses["200"] = {
+      description: "a text/event-stream: each event's `data` is one JSON object, its shape by event name in x-events",
+      content: { "text/event-stream": { schema: { type: "string" } } },
+      "x-events": plain(events),
+    };
   }
   responses["400"] = errorResponse("invalid_request: a malformed body, query or parameter (the message names the member)");
   responses["401"] = errorResponse("unauthorized: no admin credential, or one not accepted");
@@ -108,4 +116,9 @@ export function openApiDocument(routes: readonly RouteLike[], prefix: string): J
  */
 export function requestBody(schema: unknown, required = true): { requestBody: never } {
   return { requestBody: { required, content: { "application/json": { schema } } } as never };
+}
+
+/** A route's `detail` for a server-sent-events answer: each event name and the schema of its JSON data. */
+export function eventStream(events: Record<string, unknown>): { eventStream: never } {
+  return { eventStream: events as never };
 }

@@ -20,6 +20,7 @@ import { hooksController } from "./hooks.ts";
 import { keysController } from "./keys.ts";
 import { pluginsController } from "./plugins.ts";
 import { usageController } from "./usage.ts";
+import { liveController } from "./live.ts";
 import { openApiDocument } from "./openapi.ts";
 
 /** The built router, and the mutations it declares without a body (which the guard refuses one for). */
@@ -66,7 +67,8 @@ export function buildAdminApp(deps: AdminDeps) {
     .use(pluginsController(deps))
     .use(usageController(deps))
     .use(replicasController(deps))
-    .use(sessionController());
+    .use(sessionController())
+    .use(liveController(deps));
   // Built from the finished route table on first read, then kept: routes do not change at run time.
   return app.get("/openapi.json", () => (document ??= openApiDocument(app.routes, ADMIN_PREFIX)));
 }

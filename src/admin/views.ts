@@ -5,7 +5,7 @@ import { GatewayConfig } from "../config/schema.ts";
 import { SETTINGS_SECTIONS } from "../config/lifecycle.ts";
 
 const Uint = Type.Integer({ minimum: 0 });
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
+export const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 
 export const ErrorEnvelope = Type.Object({
   error: Type.Object({

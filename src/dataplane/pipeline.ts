@@ -21,7 +21,7 @@ import type { DataPlaneMetrics } from "../telemetry/metrics.ts";
 import { isUpstreamTimeout } from "../transport/upstream.ts";
 import type { Exchange, PipelineDeps, StreamWatcher } from "./exchange.ts";
 import { RequestTrail } from "../telemetry/trail.ts";
-import { attemptEnded, trailCounters, trailMeter } from "./request-trail.ts";
+import { attemptEnded, trailCounters, TrailMeter } from "./request-trail.ts";
 import { requestIdOf } from "../telemetry/trace-context.ts";
 import { answerFromMock } from "./mock-path.ts";
 import { passThrough } from "./passthrough.ts";
@@ -92,7 +92,7 @@ function count(deps: PipelineDeps, ingress: string, pool: string, started: numbe
 
 export async function handleModelRequest(deps: PipelineDeps, ingress: ProtocolAdapter, request: Request, route: ModelRoute = {}): Promise<Response> {
   const requestId = requestIdOf(request.headers);
-  const trail = deps.telemetry?.active ? new RequestTrail(deps.telemetry, requestId, ingress.name, request.headers) : undefined;
+  const trail = deps.telemetry ? new RequestTrail(deps.telemetry, requestId, ingress.name, request.headers) : undefined;
   const answer = await admitInbound(deps, ingress, request, route, trail);
   // A relayed upstream answer's own id stays readable beside ours (a vendor's support asks for it).
   const upstreamId = answer.headers.get("x-request-id");
@@ -209,6 +209,8 @@ class ModelCall implements RouteOptions<Response>, StreamWatcher {
   readonly order: RouteOptions<Response>["order"];
   /** The lane of the latest attempt (the routing and response taps name it). */
   lane = "";
+  /** What each attempt's exchange meters through: the request's meter, or a TrailMeter around it. */
+  private readonly attemptMeter: RequestMeter | undefined;
   /** The IR, built on the first lane that needs it (a same-protocol lane never does). */
   private ir: IrRequest | undefined;
 
@@ -229,6 +231,8 @@ class ModelCall implements RouteOptions<Response>, StreamWatcher {
   ) {
     this.state = deps.routing;
     this.counters = trail ? trailCounters(routingCounters(deps.metrics), trail, deps.logger) : routingCounters(deps.metrics);
+    // The ring alone takes billed usage; an exporter or the access line also an unmetered request's (read for them only).
+    this.attemptMeter = trail && (meter || deps.telemetry!.readsUsage) ? new TrailMeter(trail, meter) : meter;
     this.order = hooked?.order;
   }
 
@@ -266,13 +270,14 @@ class ModelCall implements RouteOptions<Response>, StreamWatcher {
       lane,
       model,
       warn,
-      meter: trail ? trailMeter(trail, this.meter) : this.meter,
+      meter: this.attemptMeter,
       slot: this.slot,
       watcher: this,
       ...(traceparent && { trace: { traceparent, tracestate: trail!.traceState } }),
     };
     this.lane = lane.name;
-    if (trail) return this.dispatch(exchange, lane, laneTicket).then((result) => (attemptEnded(trail, result), result));
+    // An attempt's end is what its CLIENT span says; the record needs no promise per attempt for it.
+    if (trail && deps.telemetry!.tracing) return this.dispatch(exchange, lane, laneTicket).then((result) => (attemptEnded(trail, result), result));
     return this.dispatch(exchange, lane, laneTicket);
   }
 

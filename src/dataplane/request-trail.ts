@@ -1,6 +1,7 @@
 // What the pipeline hands a request's trail (src/telemetry/trail.ts) at each step: the routing engine's
 // failovers, the meter's usage and charge, each attempt's end. Used only for a request with a trail.
 import type { RequestMeter } from "../governance/metering.ts";
+import type { IrUsage } from "../ir/index.ts";
 import type { AttemptResult, RoutingCounters } from "../routing/failover.ts";
 import type { Logger } from "../telemetry/logger.ts";
 import type { RequestTrail } from "../telemetry/trail.ts";
@@ -19,18 +20,33 @@ export function trailCounters(shared: RoutingCounters, trail: RequestTrail, logg
   };
 }
 
-/** A meter that also tells the trail the usage and its charge (a request with no meter is still logged with its usage). */
-export function trailMeter(trail: RequestTrail, meter: RequestMeter | undefined): RequestMeter {
-  return {
-    usage: (usage, model) => {
-      const charged = meter?.usage(usage, model) ?? 0;
-      trail.usage(usage, charged);
-      return charged;
-    },
-    end: () => meter?.end(),
-    deferEnd: () => meter?.deferEnd(),
-    answered: () => meter?.answered(),
-  };
+/**
+ * A meter that also tells the trail the usage and its charge (a request with no meter is still logged with
+ * its usage). One per request, its methods on the prototype: no closures made per request.
+ */
+export class TrailMeter implements RequestMeter {
+  constructor(
+    private readonly trail: RequestTrail,
+    private readonly meter: RequestMeter | undefined,
+  ) {}
+
+  usage(usage: IrUsage, model: string): number {
+    const charged = this.meter?.usage(usage, model) ?? 0;
+    this.trail.usage(usage, charged);
+    return charged;
+  }
+
+  end(): void {
+    this.meter?.end();
+  }
+
+  deferEnd(): void {
+    this.meter?.deferEnd();
+  }
+
+  answered(): void {
+    this.meter?.answered();
+  }
 }
 
 /** An attempt's end as its CLIENT span says it: the upstream's status, or what failed. */

@@ -31,7 +31,7 @@ export interface BreakerClock {
 }
 
 export class Breaker {
-  state: BreakerState = "closed";
+  #state: BreakerState = "closed";
   /** Consecutive failures (any success resets it). */
   streak = 0;
   /** Epoch ms until which the cell is skipped (Open, or Closed with a short cooldown). */
@@ -50,8 +50,20 @@ export class Breaker {
   constructor(
     private settings: BreakerSettings,
     private readonly clock: BreakerClock,
+    /** Told each change of state (GET /events); a state written again unchanged is no change. */
+    private readonly changed?: (state: BreakerState) => void,
   ) {
     this.bucketMs = bucketWidth(settings);
+  }
+
+  get state(): BreakerState {
+    return this.#state;
+  }
+
+  #become(state: BreakerState): void {
+    if (state === this.#state) return;
+    this.#state = state;
+    this.changed?.(state);
   }
 
   /** A config swap gives the pool new settings; the cell keeps its state (a changed window starts afresh). */
@@ -83,7 +95,7 @@ export class Breaker {
     }
     if (now < this.cooldownUntil) return false;
     if (this.state === "open") {
-      this.state = "half_open";
+      this.#become("half_open");
       this.probing = true;
     }
     return true;
@@ -91,7 +103,9 @@ export class Breaker {
 
   /** `least_bad` serves a cell whose cooldown is not over: it goes as a probe when the cell is not Closed. */
   force(): void {
-    if (this.state !== "closed") [this.state, this.probing] = ["half_open", true];
+    if (this.state === "closed") return;
+    this.#become("half_open");
+    this.probing = true;
   }
 
   /** The admitted request ended without a verdict (the client left): a probe slot opens again. */
@@ -142,7 +156,7 @@ export class Breaker {
 
   /** A successful active health probe closes the cell whatever its state. */
   close(): void {
-    this.state = "closed";
+    this.#become("closed");
     this.streak = 0;
     this.trips = 0;
     this.cooldownUntil = 0;
@@ -156,7 +170,7 @@ export class Breaker {
   }
 
   private open(now: number, cooldownMs: number, deadReason?: string): void {
-    this.state = "open";
+    this.#become("open");
     this.probing = false;
     this.cooldownUntil = now + cooldownMs;
     this.deadReason = deadReason;

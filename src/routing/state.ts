@@ -1,7 +1,7 @@
 // The routing engine's live state, which outlives config snapshots: per lane its in-flight count and
 // ok/err/admitted counters (concurrency and the lifetime budget apply across all pools), and per
 // (pool, lane) cell its breaker. Keyed by names, so a config swap keeps what a lane has learned.
-import { Breaker, type BreakerClock } from "./breaker.ts";
+import { Breaker, type BreakerClock, type BreakerState } from "./breaker.ts";
 import type { Lane } from "./lane.ts";
 import type { BreakerSettings } from "./pool.ts";
 
@@ -26,6 +26,9 @@ export class RoutingState {
   /** lane name -> pool name -> breaker. */
   private readonly cells = new Map<string, Map<string, Breaker>>();
 
+  /** Told when any cell changes state (the admin plane's live feed); unset, a change costs one check. */
+  onBreakerChange: ((pool: string, lane: string, state: BreakerState) => void) | undefined;
+
   constructor(readonly clock: BreakerClock) {}
 
   lane(name: string): LaneCounters {
@@ -38,7 +41,7 @@ export class RoutingState {
     let byPool = this.cells.get(lane);
     if (!byPool) this.cells.set(lane, (byPool = new Map()));
     let breaker = byPool.get(pool);
-    if (!breaker) byPool.set(pool, (breaker = new Breaker(settings, this.clock)));
+    if (!breaker) byPool.set(pool, (breaker = new Breaker(settings, this.clock, (state) => this.onBreakerChange?.(pool, lane, state))));
     else breaker.reconfigure(settings);
     return breaker;
   }

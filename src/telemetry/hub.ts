@@ -1,12 +1,14 @@
 // Where finished requests go (design/telemetry.md): the running exporter instances that take logs or
-// traces, and the human-readable access line on stderr (`--log-format text`). Swapped whole by a plugin
-// reload (the old instances are flushed and closed); read by each request once, at its start, to decide
-// whether it keeps a trail at all.
+// traces, the human-readable access line on stderr (`--log-format text`), and always the admin plane's
+// ring of recent records and its live feed (design/console.md). Exporters are swapped whole by a plugin
+// reload (the old instances are flushed and closed).
 import type { ExportEntry } from "../config/snapshot.ts";
 import type { Logger } from "./logger.ts";
 import type { MetricsRegistry } from "./metrics.ts";
-import type { Exporter, FinishedTrace, RequestRecord, SpanData } from "./records.ts";
+import type { Exporter, FinishedRequest, RequestRecord, SpanData } from "./records.ts";
 import { spanObjects } from "./spans.ts";
+import { RecentRequests } from "./recent-requests.ts";
+import { LiveFeed } from "./live-feed.ts";
 
 /** What building an exporter needs besides its entry. */
 export interface ExporterDeps {
@@ -22,10 +24,17 @@ export class TelemetryHub {
   #exporters: readonly Exporter[] = [];
   #logs: readonly Exporter[] = [];
   #traces: readonly Exporter[] = [];
-  /** Whether a request keeps a trail: some exporter takes logs or traces, or access lines are written. */
-  active = false;
   /** Whether requests make spans (a traces exporter runs). */
   tracing = false;
+  /**
+   * Whether an unmetered request's usage is read for its record: a logs or traces exporter or the access
+   * line takes it. The ring alone does not ask for it (the open door then reads none, docs/performance.md).
+   */
+  readsUsage = false;
+  /** GET /requests: every request's record, whether or not an exporter takes it. */
+  readonly recent = new RecentRequests();
+  /** GET /events: records and breaker changes as they happen. */
+  readonly live = new LiveFeed();
 
   constructor(
     private readonly logger: Logger,
@@ -33,7 +42,7 @@ export class TelemetryHub {
     private readonly accessLine: ((record: RequestRecord) => void) | undefined,
     private readonly deps: ExporterDeps,
   ) {
-    this.active = accessLine !== undefined;
+    this.readsUsage = accessLine !== undefined;
   }
 
   /**
@@ -58,14 +67,22 @@ export class TelemetryHub {
     this.#logs = next.filter((e) => e.log !== undefined && e.streams.includes("logs"));
     this.#traces = next.filter((e) => (e.span !== undefined || e.trace !== undefined) && e.streams.includes("traces"));
     this.tracing = this.#traces.length > 0;
-    this.active = this.tracing || this.#logs.length > 0 || this.accessLine !== undefined;
+    this.readsUsage = this.tracing || this.#logs.length > 0 || this.accessLine !== undefined;
     await Promise.all(previous.filter((e) => !next.includes(e)).map((e) => e.close().catch((error: unknown) => this.logger.warn("exporter close failed", { exporter: e.name, error }))));
   }
 
-  /** A request ended: its record to every logs exporter, its spans (when sampled) to every traces exporter. */
-  finished(record: RequestRecord, trace: FinishedTrace | undefined): void {
+  /**
+   * A request ended: kept in the ring; its record to the live feed and every logs exporter, its spans
+   * (when sampled) to every traces exporter. With none of those, no record is built now.
+   */
+  finished(request: FinishedRequest): void {
+    this.recent.push(request);
+    if (!this.readsUsage && this.live.readers === 0) return;
+    const record = request.record();
+    this.live.request(record);
     for (const exporter of this.#logs) exporter.log!(record);
-    if (trace !== undefined && this.#traces.length > 0) {
+    const trace = this.#traces.length > 0 ? request.trace() : undefined;
+    if (trace !== undefined) {
       // Span objects are made only for an exporter that takes them, once for all of those.
       let spans: SpanData[] | undefined;
       for (const exporter of this.#traces) {

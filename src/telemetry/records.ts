@@ -2,59 +2,81 @@
 // finished span (stream `traces`), and the contract every exporter instance keeps. An exporter never
 // makes a request wait: `push` only queues (bounded; past the bound it sheds and counts), delivery runs
 // in the background, and `flush`/`close` are bounded by the exporter's own timeout.
+import { Type, type Static } from "@sinclair/typebox";
 import type { Lane } from "../routing/lane.ts";
 
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
+const Count = Type.Integer({ minimum: 0 });
+
 /** The billed usage of one request, in the ledger's terms. */
-export interface RecordUsage {
-  /** Cached input included. */
-  readonly input_tokens: number;
-  readonly output_tokens: number;
-  readonly cache_read_tokens: number;
-  readonly cache_write_tokens: number;
-  readonly reasoning_tokens: number;
-}
+export const RecordUsage = Type.Object({
+  input_tokens: Type.Integer({ minimum: 0, description: "cached input included" }),
+  output_tokens: Count,
+  cache_read_tokens: Count,
+  cache_write_tokens: Count,
+  reasoning_tokens: Count,
+});
+export type RecordUsage = Static<typeof RecordUsage>;
 
-export type ErrorClass =
-  | "invalid_request"
-  | "unauthorized"
-  | "forbidden"
-  | "not_found"
-  | "rate_limited"
-  | "budget_exhausted"
-  | "upstream_client_error"
-  | "exhausted"
-  | "upstream_error"
-  | "timeout"
-  | "midstream"
-  | "internal";
+const ErrorClass = Type.Union([
+  Type.Literal("invalid_request"),
+  Type.Literal("unauthorized"),
+  Type.Literal("forbidden"),
+  Type.Literal("not_found"),
+  Type.Literal("rate_limited"),
+  Type.Literal("budget_exhausted"),
+  Type.Literal("upstream_client_error"),
+  Type.Literal("exhausted"),
+  Type.Literal("upstream_error"),
+  Type.Literal("timeout"),
+  Type.Literal("midstream"),
+  Type.Literal("internal"),
+]);
+export type ErrorClass = Static<typeof ErrorClass>;
 
-/** One model request, emitted when its answer ends (a stream: ends or breaks). Every member is present. */
-export interface RequestRecord {
-  /** Arrival, RFC 3339 UTC with milliseconds. */
-  readonly ts: string;
-  readonly request_id: string;
-  readonly trace_id: string | null;
-  readonly span_id: string | null;
-  readonly ingress_protocol: string;
-  readonly egress_protocol: string | null;
-  readonly model: string;
-  readonly pool: string | null;
-  readonly lane: string | null;
-  readonly provider: string | null;
-  readonly upstream_model: string | null;
-  readonly stream: boolean;
-  readonly status: number;
-  readonly outcome: "ok" | "client_error" | "exhausted" | "error";
-  readonly attempts: number;
-  readonly failovers: readonly { readonly lane: string; readonly reason: string }[];
-  readonly key_id: string | null;
-  readonly group: string | null;
-  readonly principal: string | null;
-  readonly usage: RecordUsage | null;
-  readonly cost_micros: number;
-  readonly duration_ms: number;
-  readonly ttfb_ms: number | null;
-  readonly error: { readonly class: ErrorClass; readonly message: string } | null;
+/**
+ * One model request, emitted when its answer ends (a stream: ends or breaks). Every member is present.
+ * The schema is the wire shape of the logs exporters and of the admin plane's GET /requests and /events.
+ */
+export const RequestRecord = Type.Object({
+  ts: Type.String({ description: "arrival, RFC 3339 UTC with milliseconds" }),
+  request_id: Type.String({ description: "the x-request-id the client got" }),
+  trace_id: Nullable(Type.String()),
+  span_id: Nullable(Type.String()),
+  ingress_protocol: Type.String(),
+  egress_protocol: Nullable(Type.String({ description: "the last lane's" })),
+  model: Type.String({ description: "as the client named it" }),
+  pool: Nullable(Type.String()),
+  lane: Nullable(Type.String({ description: "the last lane tried (its models: key)" })),
+  provider: Nullable(Type.String()),
+  upstream_model: Nullable(Type.String()),
+  stream: Type.Boolean(),
+  status: Type.Integer({ description: "the HTTP status sent" }),
+  outcome: Type.Union([Type.Literal("ok"), Type.Literal("client_error"), Type.Literal("exhausted"), Type.Literal("error")]),
+  attempts: Type.Integer({ minimum: 0, description: "upstream calls" }),
+  failovers: Type.Array(Type.Object({ lane: Type.String(), reason: Type.String() }), { description: "one per lane left" }),
+  key_id: Nullable(Type.String()),
+  group: Nullable(Type.String({ description: "the group charged" })),
+  principal: Nullable(Type.String({ description: "key id, identity or token name" })),
+  usage: Nullable(RecordUsage),
+  cost_micros: Type.Integer({ description: "the charge then, in the unit of KeyUsageView spend_micros" }),
+  duration_ms: Type.Number({ description: "arrival to last byte" }),
+  ttfb_ms: Nullable(Type.Number({ description: "arrival to first byte" })),
+  error: Nullable(Type.Object({ class: ErrorClass, message: Type.String() }, { description: "null iff outcome is ok" })),
+});
+export type RequestRecord = Static<typeof RequestRecord>;
+
+/** The outcomes, as the schema lists them (GET /requests checks its filter against these). */
+export const OUTCOMES: readonly RequestRecord["outcome"][] = RequestRecord.properties.outcome.anyOf.map((literal) => literal.const);
+
+/**
+ * A request that ended, as the hub gets it: its record is built on first ask, so a taker that only keeps
+ * it (the ring of recent requests) costs the request no record at all until something reads it.
+ */
+export interface FinishedRequest {
+  record(): RequestRecord;
+  /** Its spans' source; undefined when the request is not sampled (or nothing traces). */
+  trace(): FinishedTrace | undefined;
 }
 
 export type AttributeValue = string | number | boolean | readonly string[];

@@ -1,12 +1,12 @@
 // One model request's trail (design/telemetry.md): what the request-log record and the spans say, gathered
 // as the request goes (principal, pool, each upstream attempt, failovers, usage) and emitted once, when
-// the answer ends (a stream: when it ends, breaks or the client leaves). Made only when some exporter
-// takes logs or traces, or the text access line is on: a gateway without them pays for none of it.
+// the answer ends (a stream: when it ends, breaks or the client leaves). Made for every model request:
+// the admin plane's ring of recent records always takes it (telemetry/hub.ts).
 import type { IngressPrincipal } from "../auth/ingress-chain.ts";
 import type { IrError, IrUsage } from "../ir/index.ts";
 import type { Lane } from "../routing/lane.ts";
 import type { TelemetryHub } from "./hub.ts";
-import type { ErrorClass, FinishedTrace, RecordUsage, RequestRecord } from "./records.ts";
+import type { ErrorClass, FinishedRequest, FinishedTrace, RecordUsage, RequestRecord } from "./records.ts";
 import { isoTime } from "./iso-time.ts";
 import { incomingTrace, newSpanId, newTraceId, traceparent, type IncomingTrace } from "./trace-context.ts";
 
@@ -36,7 +36,7 @@ interface Attempt {
   failoverReason: string | undefined;
 }
 
-export class RequestTrail {
+export class RequestTrail implements FinishedRequest {
   readonly arrivalMs = Date.now();
   readonly #start = performance.now();
   readonly #incoming: IncomingTrace | undefined;
@@ -49,7 +49,8 @@ export class RequestTrail {
   #maxTokens: number | undefined;
   #temperature: number | undefined;
   readonly #attempts: Attempt[] = [];
-  readonly #failovers: { lane: string; reason: string }[] = [];
+  /** Made on the first failover: most requests have none, and the ring keeps a thousand of them. */
+  #failovers: { lane: string; reason: string }[] | undefined;
   #usage: { input: number; output: number; cacheRead: number; cacheWrite: number; reasoning: number } | undefined;
   #costMicros = 0;
   #ttfbMs: number | null = null;
@@ -58,7 +59,9 @@ export class RequestTrail {
   #outcome: Outcome = "ok";
   /** The answer is a stream: the trail ends with it, not when it is handed out. */
   #deferred = false;
-  #ended = false;
+  /** Set when the answer ended (performance.now()). */
+  #endMs: number | undefined;
+  #record: RequestRecord | undefined;
 
   constructor(
     private readonly hub: TelemetryHub,
@@ -75,6 +78,7 @@ export class RequestTrail {
 
   /** What the SERVER span says the client asked for. */
   requested(body: Record<string, unknown>): void {
+    if (!this.#trace) return;
     const max = body.max_tokens ?? body.max_output_tokens ?? body.max_completion_tokens;
     if (typeof max === "number") this.#maxTokens = max;
     if (typeof body.temperature === "number") this.#temperature = body.temperature;
@@ -106,7 +110,7 @@ export class RequestTrail {
     const attempt = this.#attempts.at(-1);
     if (attempt) {
       attempt.failoverReason = reason;
-      this.#failovers.push({ lane: attempt.lane.name, reason });
+      (this.#failovers ??= []).push({ lane: attempt.lane.name, reason });
     }
   }
 
@@ -155,15 +159,30 @@ export class RequestTrail {
   }
 
   #end(): void {
-    if (this.#ended) return;
-    this.#ended = true;
-    const endMs = performance.now();
-    const last = this.#attempts.at(-1);
+    if (this.#endMs !== undefined) return;
+    const endMs = (this.#endMs = performance.now());
     for (const attempt of this.#attempts) attempt.endMs ??= endMs;
+    this.hub.finished(this);
+  }
+
+  /** The request-log record, built on first ask (the ring alone asks only when GET /requests reads it). */
+  record(): RequestRecord {
+    return (this.#record ??= this.#build(this.#endMs ?? performance.now()));
+  }
+
+  /** The spans' source, when the request is sampled. */
+  trace(): FinishedTrace | undefined {
+    const trace = this.#trace;
+    if (!trace?.sampled) return undefined;
+    return { traceId: trace.traceId, spanId: trace.spanId, parentSpanId: this.#incoming?.parentSpanId ?? null, traceState: this.traceState, arrivalMs: this.arrivalMs, startMs: this.#start, endMs: this.#endMs ?? performance.now(), maxTokens: this.#maxTokens, temperature: this.#temperature, record: this.record(), attempts: this.#attempts };
+  }
+
+  #build(endMs: number): RequestRecord {
+    const last = this.#attempts.at(-1);
     const u = this.#usage;
     const usage: RecordUsage | null = u ? { input_tokens: u.input, output_tokens: u.output, cache_read_tokens: u.cacheRead, cache_write_tokens: u.cacheWrite, reasoning_tokens: u.reasoning } : null;
     const principal = this.principal;
-    const record: RequestRecord = {
+    return {
       ts: isoTime(this.arrivalMs),
       request_id: this.requestId,
       trace_id: this.#trace?.traceId ?? this.#incoming?.traceId ?? null,
@@ -179,7 +198,7 @@ export class RequestTrail {
       status: this.#status,
       outcome: this.#outcome,
       attempts: this.#attempts.length,
-      failovers: this.#failovers,
+      failovers: this.#failovers ?? [],
       key_id: principal?.module === "keys" ? principal.id : null,
       group: principal?.group ?? null,
       principal: principal && principal.module !== "open" ? principal.id : null,
@@ -189,11 +208,6 @@ export class RequestTrail {
       ttfb_ms: this.#ttfbMs === null ? null : round(this.#ttfbMs),
       error: this.#outcome === "ok" ? null : this.#error,
     };
-    const trace = this.#trace;
-    const finished: FinishedTrace | undefined = trace?.sampled
-      ? { traceId: trace.traceId, spanId: trace.spanId, parentSpanId: this.#incoming?.parentSpanId ?? null, traceState: this.traceState, arrivalMs: this.arrivalMs, startMs: this.#start, endMs, maxTokens: this.#maxTokens, temperature: this.#temperature, record, attempts: this.#attempts }
-      : undefined;
-    this.hub.finished(record, finished);
   }
 }
 

@@ -126,6 +126,12 @@ describe("the document", () => {
     expect(ops[`${PREFIX}/hooks/{name}`].put.requestBody.content["application/json"].schema.properties.on_error).toBeDefined();
     expect(ops[`${PREFIX}/hooks/{name}`].delete["x-scope"]).toBe("full");
     expect(ops[`${PREFIX}/keys`].post.responses["403"].content["application/json"].schema.$ref).toBe("#/components/schemas/ErrorEnvelope");
+    // The event stream's answer is text/event-stream, each event's data described by name.
+    const events = ops[`${PREFIX}/events`].get;
+    expect(events["x-scope"]).toBe("read-only");
+    expect(Object.keys(events.responses["200"].content)).toEqual(["text/event-stream"]);
+    expect(Object.keys(events.responses["200"]["x-events"])).toEqual(["request", "breaker", "overflow"]);
+    expect(events.responses["200"]["x-events"].request.properties.request_id).toBeDefined();
   });
 });
 
@@ -157,7 +163,14 @@ describe("real answers validate against the document", () => {
   });
 
   test("reads and mutations of every kind, and their errors", async () => {
-    const key = (await call("POST", "/keys", { name: "doc", group: "org", labels: { team: "a" } })) as { id: string };
+    const key = (await call("POST", "/keys", { name: "doc", group: "org", labels: { team: "a" } })) as { id: string; token: string };
+    // A request, so GET /requests has a record to check against its schema.
+    const sent = await fetch(`${gw.data}/v1/chat/completions`, { method: "POST", headers: { authorization: `Bearer ${key.token}`, "content-type": "application/json" }, body: JSON.stringify({ model: "chat", messages: [{ role: "user", content: "hi" }] }) });
+    expect(sent.status).toBe(200);
+    const recent = (await call("GET", "/requests")) as { items: unknown[] };
+    expect(recent.items.length).toBe(1);
+    await call("GET", "/requests?limit=0");
+    await call("GET", "/stats");
     await call("POST", "/groups", { name: "team", parent: "org", limits: [{ window: "minute", requests: 5 }] });
     await call("PATCH", "/groups/team", { enabled: false });
     await call("PATCH", `/keys/${key.id}`, { name: "doc2" });

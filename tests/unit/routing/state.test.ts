@@ -95,3 +95,29 @@ describe("RoutingState", () => {
     expect(cell.failure({ kind: "transient" })).toBe(true);
   });
 });
+
+describe("RoutingState.onBreakerChange", () => {
+  test("told each change of a cell's state with its pool and lane, once per change, and not while unset", () => {
+    const clock = fakeClock();
+    const state = new RoutingState(clock);
+    const changes: string[] = [];
+    const cell = state.cell("chat", "gpt", { ...SETTINGS, consecutive_n: 2 });
+    // Unset: changes happen without anyone told.
+    cell.failure({ kind: "transient" });
+    cell.success();
+    state.onBreakerChange = (pool, lane, to) => changes.push(`${pool}/${lane}:${to}`);
+    cell.failure({ kind: "transient" });
+    expect(changes).toEqual([]); // below the trip: still closed
+    clock.advance(60_000);
+    cell.failure({ kind: "transient" });
+    expect(changes).toEqual(["chat/gpt:open"]);
+    cell.failure({ kind: "transient" }); // one more outcome while open: no change
+    clock.advance(600_000);
+    expect(cell.admit()).toBe(true);
+    cell.success();
+    cell.success();
+    expect(changes).toEqual(["chat/gpt:open", "chat/gpt:half_open", "chat/gpt:closed"]);
+    state.cell(LANE_DEFAULT_CELL, "gpt", SETTINGS).failure({ kind: "hard_down", reason: "credential" });
+    expect(changes.at(-1)).toBe("(direct)/gpt:open");
+  });
+});
