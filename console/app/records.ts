@@ -1,43 +1,11 @@
-// The request-log record (docs/telemetry.md, "Request-log record") as the console reads it from
-// GET /requests and the event stream, and the figures the Overview derives from recent ones.
-import { adminFetch, AdminApiError } from "./api.ts";
+// The request-log records the console reads (GET /requests, the event stream), and the figures the
+// Overview derives from the recent ones.
+import { admin } from "./api.ts";
 
-export interface RequestRecord {
-  readonly ts: string;
-  readonly request_id: string;
-  readonly ingress_protocol: string;
-  readonly model: string;
-  readonly pool: string | null;
-  readonly lane: string | null;
-  readonly provider: string | null;
-  readonly stream: boolean;
-  readonly status: number;
-  readonly outcome: "ok" | "client_error" | "exhausted" | "error";
-  readonly attempts: number;
-  readonly key_id: string | null;
-  readonly group: string | null;
-  readonly principal: string | null;
-  readonly usage: { readonly input_tokens: number; readonly output_tokens: number } | null;
-  readonly cost_micros: number;
-  readonly duration_ms: number;
-  readonly ttfb_ms: number | null;
-  readonly error: { readonly class: string; readonly message: string } | null;
-  readonly [member: string]: unknown;
-}
+/** The request-log record, as GET /requests and the event stream carry it. */
+export type RequestRecord = Awaited<ReturnType<typeof admin.getRequests>>["items"][number];
 
-/** A GET the generated client does not cover yet, with the same error handling. */
-export async function getJson<T>(path: string): Promise<T> {
-  const response = await adminFetch(`/api/v1/admin${path}`, { headers: { accept: "application/json" } });
-  const text = await response.text();
-  const parsed: unknown = text === "" ? undefined : JSON.parse(text);
-  if (!response.ok) {
-    const error = (parsed as { error?: { code?: string; message?: string } } | undefined)?.error;
-    throw new AdminApiError(response.status, error?.code ?? "internal", error?.message ?? `HTTP ${response.status}`, response.headers.get("retry-after"));
-  }
-  return parsed as T;
-}
-
-export const recentRecords = (limit = 1000) => getJson<{ items: RequestRecord[] }>(`/requests?limit=${limit}`).then((r) => r.items);
+export const recentRecords = (limit = 1000) => admin.getRequests({ limit: String(limit) }).then((r) => r.items);
 
 export interface Figures {
   readonly perMinute: number;

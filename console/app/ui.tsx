@@ -54,6 +54,29 @@ export function Loading({ what }: { what: string }) {
   return <p class="note" aria-live="polite">Loading {what}…</p>;
 }
 
+/** A region that scrolls sideways on a narrow screen: focusable, so the keyboard can scroll it too. */
+export function Scroll({ label, children }: { label: string; children: ComponentChildren }) {
+  return (
+    <div class="table-wrap" tabIndex={0} role="region" aria-label={label}>
+      {children}
+    </div>
+  );
+}
+
+/** Figures side by side, each a term and its value (a dl whose groups are divs, as HTML allows). */
+export function Tiles({ items }: { items: readonly (readonly [string, ComponentChildren])[] }) {
+  return (
+    <dl class="tiles">
+      {items.map(([label, value]) => (
+        <div class="tile" key={label}>
+          <dt>{label}</dt>
+          <dd>{value}</dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
+
 export interface Column<T> {
   readonly label: string;
   readonly cell: (row: T) => ComponentChildren;
@@ -63,7 +86,7 @@ export interface Column<T> {
 export function Table<T>({ caption, columns, rows, rowKey, onRow, empty }: { caption: string; columns: readonly Column<T>[]; rows: readonly T[]; rowKey: (row: T) => string; onRow?: (row: T) => void; empty: string }) {
   if (rows.length === 0) return <p class="note">{empty}</p>;
   return (
-    <div class="table-wrap">
+    <Scroll label={caption}>
       <table>
         <caption class="visually-hidden">{caption}</caption>
         <thead>
@@ -85,7 +108,7 @@ export function Table<T>({ caption, columns, rows, rowKey, onRow, empty }: { cap
           ))}
         </tbody>
       </table>
-    </div>
+    </Scroll>
   );
 }
 

@@ -199,7 +199,9 @@ describe("operator console", () => {
     // Requests first: it is open (and listening) when the request is made.
     const tab = await context.newPage();
     tab.on("console", (m) => m.type() === "error" && errors.push(m.text()));
-    await tab.goto(ui.replace(/\/$/, "/keys"));
+    // sessionStorage is per tab: the second tab signs in too.
+    await signIn(tab);
+    await open(tab, "Keys");
     await tab.getByLabel("Name").fill("console-made");
     await tab.getByRole("button", { name: "Create key" }).click();
     const secret = tab.getByLabel("Secret");
@@ -338,6 +340,12 @@ describe("operator console", () => {
     const until = Date.now() + 5000;
     while ((await kept()) < 1000 && Date.now() < until) await Bun.sleep(100);
     expect(await kept()).toBe(1000);
+    // The screens with traffic in them (README.md shows the Overview's).
+    await page.screenshot({ path: join(SHOTS, "requests-traffic.png") });
+    for (const title of ["Overview", "Usage", "Keys"]) {
+      await open(page, title);
+      await page.screenshot({ path: join(SHOTS, `${title.toLowerCase()}-traffic.png`), fullPage: true });
+    }
     await context.close();
   }, 60_000);
 

@@ -3,7 +3,7 @@
 import { useRef, useState } from "preact/hooks";
 import { admin, failure } from "../api.ts";
 import { canChange } from "../session.ts";
-import { ConfirmButton, cents, ErrorNote, Loading, useLoad } from "../ui.tsx";
+import { ConfirmButton, cents, ErrorNote, Loading, Scroll, useLoad } from "../ui.tsx";
 
 type Group = Awaited<ReturnType<typeof admin.getGroups>>["items"][number];
 type Usage = Awaited<ReturnType<typeof admin.getGroupsByNameUsage>>;
@@ -153,7 +153,7 @@ export function Groups() {
       {!loaded.data && !loaded.error && <Loading what="groups" />}
       {loaded.data && loaded.data.groups.length === 0 && <p class="note">No groups yet.</p>}
       {loaded.data && loaded.data.groups.length > 0 && (
-        <div class="table-wrap">
+        <Scroll label="Groups, as a tree">
           <table>
             <caption class="visually-hidden">Groups, as a tree</caption>
             <thead>
@@ -190,7 +190,7 @@ export function Groups() {
               ))}
             </tbody>
           </table>
-        </div>
+        </Scroll>
       )}
     </>
   );

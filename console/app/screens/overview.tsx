@@ -4,30 +4,13 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { admin, failure } from "../api.ts";
 import { subscribe } from "../live.ts";
-import { figures, getJson, recentRecords, type RequestRecord } from "../records.ts";
-import { cents, count, ErrorNote, Loading, useLoad } from "../ui.tsx";
-
-interface Member {
-  readonly lane: string;
-  readonly weight: number;
-  readonly usable: boolean;
-  readonly state: "closed" | "half_open" | "open";
-  readonly cooldown_remaining_s: number | null;
-}
-interface Stats {
-  readonly pools: Record<string, { readonly on_exhausted: string; readonly members: readonly Member[] }>;
-}
-interface Today {
-  readonly from: number;
-  readonly requests: number;
-  readonly tokens: number;
-  readonly spend_cents: number;
-}
+import { figures, recentRecords, type RequestRecord } from "../records.ts";
+import { cents, count, ErrorNote, Loading, Tiles, useLoad } from "../ui.tsx";
 
 const uptime = (secs: number) => `${Math.floor(secs / 86400)}d ${Math.floor((secs % 86400) / 3600)}h ${Math.floor((secs % 3600) / 60)}m`;
 
 function Pools() {
-  const stats = useLoad(() => getJson<Stats>("/stats"), [], 5000);
+  const stats = useLoad(() => admin.getStats(), [], 5000);
   const reload = useRef(stats.reload);
   reload.current = stats.reload;
   useEffect(() => subscribe({ opened: () => reload.current(), event: (type) => type === "breaker" && reload.current() }), []);
@@ -67,24 +50,21 @@ function Traffic() {
     });
     return () => (clearInterval(tick), stop());
   }, []);
-  const today = useLoad(() => getJson<Today>("/usage/today"), [], 10_000);
+  const today = useLoad(() => admin.getUsageToday(), [], 10_000);
   const f = figures(records, now);
   return (
     <section aria-labelledby="traffic">
       <h2 id="traffic">Traffic</h2>
       <ErrorNote error={error ?? today.error} />
-      <dl class="facts tiles">
-        <dt>Requests per minute (last 5 min)</dt>
-        <dd>{f.perMinute.toFixed(1)}</dd>
-        <dt>Error rate</dt>
-        <dd>{f.errorRate === null ? "—" : `${(f.errorRate * 100).toFixed(1)}%`}</dd>
-        <dt>Duration p50 / p95</dt>
-        <dd>{f.p50 === null ? "—" : `${f.p50} / ${f.p95} ms`}</dd>
-        <dt>Tokens today</dt>
-        <dd>{count(today.data?.tokens)}</dd>
-        <dt>Spend today (cents)</dt>
-        <dd>{cents(today.data?.spend_cents)}</dd>
-      </dl>
+      <Tiles
+        items={[
+          ["Requests per minute (last 5 min)", f.perMinute.toFixed(1)],
+          ["Error rate", f.errorRate === null ? "—" : `${(f.errorRate * 100).toFixed(1)}%`],
+          ["Duration p50 / p95", f.p50 === null ? "—" : `${f.p50} / ${f.p95} ms`],
+          ["Tokens today", count(today.data?.tokens)],
+          ["Spend today (cents)", cents(today.data?.spend_cents)],
+        ]}
+      />
     </section>
   );
 }
@@ -96,18 +76,14 @@ export function Overview() {
       <h1>Overview</h1>
       <ErrorNote error={info.error} />
       {info.data && (
-        <dl class="facts tiles">
-          <dt>Version</dt>
-          <dd>{info.data.version}</dd>
-          <dt>Uptime</dt>
-          <dd>{info.data.uptime_seconds === null ? "—" : uptime(info.data.uptime_seconds)}</dd>
-          <dt>Store</dt>
-          <dd>
-            {info.data.store.module} ({info.data.store.state})
-          </dd>
-          <dt>Config version</dt>
-          <dd>{info.data.config_version}</dd>
-        </dl>
+        <Tiles
+          items={[
+            ["Version", info.data.version],
+            ["Uptime", info.data.uptime_seconds === null ? "—" : uptime(info.data.uptime_seconds)],
+            ["Store", `${info.data.store.module} (${info.data.store.state})`],
+            ["Config version", info.data.config_version],
+          ]}
+        />
       )}
       <Traffic />
       <Pools />

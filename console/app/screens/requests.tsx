@@ -5,7 +5,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { failure } from "../api.ts";
 import { subscribe } from "../live.ts";
 import { recentRecords, type RequestRecord } from "../records.ts";
-import { ErrorNote } from "../ui.tsx";
+import { ErrorNote, Scroll } from "../ui.tsx";
 
 const KEEP = 1000;
 const DRAW_MS = 250;
@@ -88,7 +88,7 @@ export function Requests() {
       <p class="note" aria-live="polite">
         {shown.length} of {rows.length} kept (at most {KEEP}){paused ? "; paused" : ""}.
       </p>
-      <div class="table-wrap">
+      <Scroll label="Request-log records, newest first">
         <table>
           <caption class="visually-hidden">Request-log records, newest first</caption>
           <thead>
@@ -126,7 +126,7 @@ export function Requests() {
             ))}
           </tbody>
         </table>
-      </div>
+      </Scroll>
       {open && (
         <section aria-labelledby="record">
           <h2 id="record">Request {open.request_id}</h2>

@@ -3,28 +3,10 @@
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
 import { useEffect, useRef, useState } from "preact/hooks";
-import { getJson } from "../records.ts";
+import { admin } from "../api.ts";
 import { cents, count, ErrorNote, Loading, Table, time, useLoad } from "../ui.tsx";
 
-interface Point {
-  readonly t: number;
-  readonly requests: number;
-  readonly tokens: number;
-  readonly spend_cents: number;
-}
-interface Series {
-  readonly name: string;
-  readonly total: { readonly requests: number; readonly tokens: number; readonly spend_cents: number };
-  readonly points: readonly Point[];
-}
-interface SeriesView {
-  readonly by: string;
-  readonly range: string;
-  readonly step_secs: number;
-  readonly from: number;
-  readonly to: number;
-  readonly series: readonly Series[];
-}
+type SeriesView = Awaited<ReturnType<typeof admin.getUsageSeries>>;
 
 const RANGES = ["1h", "24h", "7d", "30d"] as const;
 const BY = ["model", "key", "group"] as const;
@@ -69,7 +51,7 @@ export function Usage() {
   const [range, setRange] = useState<(typeof RANGES)[number]>("24h");
   const [by, setBy] = useState<(typeof BY)[number]>("model");
   const [measure, setMeasure] = useState<"tokens" | "spend_cents">("tokens");
-  const loaded = useLoad(() => getJson<SeriesView>(`/usage/series?by=${by}&range=${range}`), [by, range], 30_000);
+  const loaded = useLoad(() => admin.getUsageSeries({ by, range }), [by, range], 30_000);
   const download = () => {
     if (!loaded.data) return;
     const url = URL.createObjectURL(new Blob([csv(loaded.data)], { type: "text/csv" }));
