@@ -3,14 +3,13 @@
 // GET /healthz sent while the series is read answer in milliseconds, before the series does; the series
 // holds every seeded request, so the compiled binary's read worker really read the file. A stop while
 // such a read runs still drains and exits 0.
-import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import { json, LISTEN_ANY, startGateway, type RunningGateway } from "../support/gateway.ts";
+import { seedLedger } from "../support/ledger-seed.ts";
 
 const ENV = { GW_ADMIN: "e2e-usage-read-worker-admin-5c1e" };
 const ROWS = 400_000;
-const KEYS = 300;
 const CONFIG = `${LISTEN_ANY}
 store: {module: sqlite, settings: {path: ./state/gateway.db}}
 security: {admin_rate_limit: {per_second: 1000, burst: 10000}}
@@ -29,23 +28,11 @@ auth:
 
 let gw: RunningGateway;
 
-/** Per-second rows of 300 keys over 8 models, spread over the last 30 days (as bench/usage-series.ts does). */
-function seed(path: string): void {
-  const db = new Database(path);
-  const now = Date.now();
-  db.run(
-    `WITH RECURSIVE i(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM i WHERE n < ${ROWS - 1})
-     INSERT INTO ledger (ts, key_id, group_name, pool, model, requests, input, output, cache_read, cache_creation)
-     SELECT (${now} - n * ${Math.floor((29 * 86_400_000) / ROWS)}) / 1000 * 1000, 'key_' || (n % ${KEYS}), 'team-' || (n % 12), 'chat', 'model-' || (n * 7 % 8), 1, 200 + n % 997, 50 + n % 331, 0, 0 FROM i`,
-  );
-  db.close();
-}
-
 beforeAll(async () => {
   // The first start makes the store; the rows go in while no gateway holds it.
   const first = await startGateway(CONFIG, { env: ENV });
   expect(await first.stop()).toBe(0);
-  seed(join(first.dir, "state/gateway.db"));
+  seedLedger(join(first.dir, "state/gateway.db"), ROWS);
   gw = await startGateway(CONFIG, { env: ENV, dir: first.dir });
 }, 60_000);
 afterAll(async () => {
@@ -85,7 +72,8 @@ test("data-plane requests sent during a 30-day series read over a large ledger a
   expect(read.doneAt).toBeGreaterThan(300);
   expect(during.map((r) => r.status)).toEqual(Array(10).fill(200));
   for (const r of during) expect(r.doneAt).toBeLessThan(read.doneAt);
-  expect(Math.max(...during.map((r) => r.ms))).toBeLessThan(100);
+  // Generous for a busy machine (each takes ~1 ms); held behind the read, the first would take ~1 s.
+  expect(Math.max(...during.map((r) => r.ms))).toBeLessThan(250);
   // Every seeded request is in the series, read from the file by the compiled binary's worker.
   const total = (read.body.series as { total: { requests: number } }[]).reduce((n, s) => n + s.total.requests, 0);
   expect(total).toBe(ROWS); // the chat requests carry no virtual key, so they are not metered
