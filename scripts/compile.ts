@@ -52,7 +52,9 @@ export async function compile(options: CompileOptions): Promise<string[]> {
     return [(error as Error).message];
   }
   const result = await Bun.build({
-    entrypoints: [options.entrypoint ?? "src/main.ts"],
+    // The ledger's read worker is its own entry point: a compiled binary can start only workers built into it
+    // (src/store/read-worker.ts names it relative to src/, the bundle's root).
+    entrypoints: options.entrypoint ? [options.entrypoint] : ["src/main.ts", "src/store/read-worker.ts"],
     // JavaScriptCore's tier-up thresholds x100 until main.ts sets them back (Bun.unsafe.setJITPolicy(1)),
     // once the first requests have had their turn: a start runs most of its code once, and compiling it
     // cost the six-provider start ~4 ms of its ~26 to the first answer (docs/performance.md, round 4).

@@ -2,7 +2,6 @@
 // screen reads the admin API with the operator's bearer), so they are answered before authentication, as the
 // pointer page at / is. Baked into the binary at build time (scripts/compile.ts); a gateway run from source
 // has none and says so. Every answer forbids framing, sniffing and any source but this listener.
-import { gunzipSync } from "node:zlib";
 import { errorResponse } from "../http/errors.ts";
 
 export const CONSOLE_PATH = "/ui";
@@ -16,10 +15,10 @@ const SECURITY_HEADERS = {
 
 interface Served {
   readonly type: string;
-  readonly gzip: Uint8Array;
+  readonly gzip: Uint8Array<ArrayBuffer>;
   readonly immutable: boolean;
   /** Unzipped on first request by a client that takes no gzip. */
-  plain?: Uint8Array;
+  plain?: Uint8Array<ArrayBuffer>;
 }
 
 export type ConsoleFiles = Record<string, { readonly type: string; readonly gzip: string; readonly immutable: boolean }>;
@@ -32,7 +31,7 @@ export function isConsolePath(pathname: string): boolean {
 /** The console's answers from its built files (undefined: not built into this binary). */
 export function consolePages(files: ConsoleFiles | undefined): (request: Request, pathname: string) => Response {
   const served = new Map<string, Served>();
-  for (const [name, file] of Object.entries(files ?? {})) served.set(name, { type: file.type, gzip: Buffer.from(file.gzip, "base64"), immutable: file.immutable });
+  for (const [name, file] of Object.entries(files ?? {})) served.set(name, { type: file.type, gzip: new Uint8Array(Buffer.from(file.gzip, "base64")), immutable: file.immutable });
   const page = served.get("index.html");
   return (request, pathname) => {
     if (request.method !== "GET" && request.method !== "HEAD") {
@@ -46,7 +45,7 @@ export function consolePages(files: ConsoleFiles | undefined): (request: Request
     if (file === undefined && name.startsWith("assets/")) return errorResponse("not_found", "no such console file", { headers: SECURITY_HEADERS });
     const chosen = file ?? page;
     const gzip = /\bgzip\b/.test(request.headers.get("accept-encoding") ?? "");
-    const body = gzip ? chosen.gzip : (chosen.plain ??= new Uint8Array(gunzipSync(chosen.gzip)));
+    const body = gzip ? chosen.gzip : (chosen.plain ??= Bun.gunzipSync(chosen.gzip));
     const headers: Record<string, string> = {
       ...SECURITY_HEADERS,
       "content-type": chosen.type,

@@ -3,7 +3,8 @@
 // counters and key totals from the same ledger; and the gateway_key_* series.
 import type { ConfigHolder } from "../config/snapshot.ts";
 import { GatewayError } from "../http/errors.ts";
-import type { LedgerStore, LedgerSum } from "../store/ledger.ts";
+import type { LedgerReadOptions, LedgerStore, LedgerSum } from "../store/ledger.ts";
+import { ReadRefused } from "../store/read-worker.ts";
 import type { MetricsRegistry } from "../telemetry/metrics.ts";
 import type { GroupService } from "./groups.ts";
 import { isWindowLimit, type Limit, type LimitEngine } from "./limits.ts";
@@ -79,9 +80,9 @@ export class UsageService {
   }
 
   /** Ledger sums after every queued row is written, so a view includes the requests just served. */
-  private async sums(query: Parameters<LedgerStore["sums"]>[0]): Promise<LedgerSum[]> {
+  private async sums(query: Parameters<LedgerStore["sums"]>[0], options?: LedgerReadOptions): Promise<LedgerSum[]> {
     await this.deps.metering.flush();
-    return this.deps.ledger.sums(query);
+    return viewRead(this.deps.ledger.sums(query, options));
   }
 
   async groupUsage(name: string) {
@@ -150,7 +151,7 @@ export class UsageService {
   /** The range's series by model, key id or group: the top 20 by spend, the rest as "(other)" (usage-series.ts). */
   async series(by: LedgerDimension, range: UsageRange) {
     await this.deps.metering.flush();
-    return readSeries(this.deps.ledger, this.deps.holder.current.config, by, range, this.deps.now());
+    return viewRead(readSeries(this.deps.ledger, this.deps.holder.current.config, by, range, this.deps.now()));
   }
 
   /** The whole store's (a fleet's) requests, tokens and spend since 00:00 UTC today. */
@@ -169,12 +170,12 @@ export class UsageService {
     for (const group of this.deps.groups.tree().values()) {
       const members = this.deps.groups.subtree(group.name);
       for (const b of resolvedBuckets(group.limits)) {
-        const t = this.totals(await this.sums({ from: windowStart(b.window, now), groups: members, ...(b.pool !== null && { pool: b.pool }) }));
+        const t = this.totals(await this.sums({ from: windowStart(b.window, now), groups: members, ...(b.pool !== null && { pool: b.pool }) }, BOOT));
         this.deps.limits.restore(group.name, b.window, b.pool, t);
       }
     }
     const pricing = this.deps.holder.current.config;
-    for (const s of await this.sums({})) {
+    for (const s of await this.sums({}, BOOT)) {
       const key = this.deps.keyLookup(s.key_id);
       const totals = this.deps.metering.totalsOf(s.key_id, key?.group ?? null, key?.labels ?? {});
       totals.tokens += tokensOf(s);
@@ -205,6 +206,23 @@ export class UsageService {
     // A gauge (the spec's type: it falls back when a budget period turns over) although its name ends in
     // _total, which `promtool check metrics` reports as a lint problem; the spec fixes both.
     registry.gauge("gateway_key_tokens_total", "Tokens (all tiers) used by each virtual key in its budget period (total).", ["key"], series((_, t) => t.tokens), options);
+  }
+}
+
+const BOOT: LedgerReadOptions = { boot: true };
+
+/**
+ * A ledger read the store refused (sqlite's read worker: too many waiting, too slow, closing) as the
+ * admin error saying so (429 or 503, with Retry-After), never a hang.
+ */
+async function viewRead<T>(read: Promise<T>): Promise<T> {
+  try {
+    return await read;
+  } catch (error) {
+    if (!(error instanceof ReadRefused)) throw error;
+    const message = `usage read refused: ${error.message}`;
+    if (error.reason === "busy") throw new GatewayError("rate_limited", message, { headers: { "retry-after": "5" } });
+    throw new GatewayError("internal", error.reason === "timeout" ? `${message}; choose a shorter range` : message, { status: 503, headers: { "retry-after": "5" } });
   }
 }
 

@@ -3,6 +3,7 @@
 import type { Database } from "bun:sqlite";
 import type { TokenTiers } from "../governance/rate-card.ts";
 import { namedSumsSql, stepSumsSql, type LedgerNamedSum, type LedgerSeriesQuery, type LedgerStepQuery, type LedgerStepSum } from "./ledger-series.ts";
+import type { ReadWorker } from "./read-worker.ts";
 import type { Store } from "./store.ts";
 
 export interface LedgerRow extends TokenTiers {
@@ -34,9 +35,14 @@ export interface LedgerQuery {
   readonly pool?: string;
 }
 
+/** `boot`: a read before the listeners are up, which nothing waits behind (sqlite: on the main thread, no worker started). */
+export interface LedgerReadOptions {
+  readonly boot?: boolean;
+}
+
 export interface LedgerStore {
   append(rows: readonly LedgerRow[]): Promise<void>;
-  sums(query: LedgerQuery): Promise<LedgerSum[]>;
+  sums(query: LedgerQuery, options?: LedgerReadOptions): Promise<LedgerSum[]>;
   /** GET /usage/series: a range's sums per (name, key, model), to choose the series and price their totals. */
   namedSums(query: LedgerSeriesQuery): Promise<LedgerNamedSum[]>;
   /** GET /usage/series: a range's sums per (step, kept name or null, model), the series' points. */
@@ -48,7 +54,16 @@ export interface LedgerStore {
 }
 
 export class SqliteLedgerStore implements LedgerStore {
-  constructor(private readonly db: Database) {}
+  /** `reader`: where the views' reads run off the main thread (read-worker.ts); none for `:memory:`, read here. */
+  constructor(
+    private readonly db: Database,
+    private readonly reader?: ReadWorker,
+  ) {}
+
+  #all<T>(sql: string, args: readonly (string | number)[], options: LedgerReadOptions = {}): Promise<T[]> {
+    if (this.reader && !options.boot) return this.reader.all<T>(sql, args);
+    return Promise.resolve(this.db.query(sql).all(...args) as T[]);
+  }
 
   async append(rows: readonly LedgerRow[]): Promise<void> {
     // db.query keeps the compiled statement: a batch goes out every 100 ms while requests are metered.
@@ -63,7 +78,7 @@ export class SqliteLedgerStore implements LedgerStore {
     })();
   }
 
-  async sums(query: LedgerQuery): Promise<LedgerSum[]> {
+  async sums(query: LedgerQuery, options?: LedgerReadOptions): Promise<LedgerSum[]> {
     const where: string[] = [];
     const args: (string | number)[] = [];
     if (query.from !== undefined) where.push("ts >= ?"), args.push(query.from);
@@ -77,17 +92,17 @@ export class SqliteLedgerStore implements LedgerStore {
     }
     const sql = `SELECT key_id, model, SUM(requests) AS requests, SUM(input) AS input, SUM(output) AS output, SUM(cache_read) AS cache_read, SUM(cache_creation) AS cache_creation
 FROM ledger ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""} GROUP BY key_id, model`;
-    return this.db.query(sql).all(...args) as LedgerSum[];
+    return this.#all<LedgerSum>(sql, args, options);
   }
 
   async namedSums(query: LedgerSeriesQuery): Promise<LedgerNamedSum[]> {
     const args: (string | number)[] = [];
-    return this.db.query(namedSumsSql(query, (v) => (args.push(v), "?"))).all(...args) as LedgerNamedSum[];
+    return this.#all<LedgerNamedSum>(namedSumsSql(query, (v) => (args.push(v), "?")), args);
   }
 
   async stepSums(query: LedgerStepQuery): Promise<LedgerStepSum[]> {
     const args: (string | number)[] = [];
-    return this.db.query(stepSumsSql(query, (v) => (args.push(v), "?"))).all(...args) as LedgerStepSum[];
+    return this.#all<LedgerStepSum>(stepSumsSql(query, (v) => (args.push(v), "?")), args);
   }
 }
 

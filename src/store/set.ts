@@ -37,7 +37,7 @@ export function sqliteStores(store: SqliteStore): StoreSet {
     audit: new SqliteAuditStore(store.database, auditHeadPath(store.path)),
     keys: new SqliteKeyStore(store.database),
     groups: new SqliteGroupStore(store.database),
-    ledger: new SqliteLedgerStore(store.database),
+    ledger: new SqliteLedgerStore(store.database, store.reader),
     label: store.path,
   };
 }

@@ -4,6 +4,7 @@ import { closeSync, mkdirSync, openSync, readSync, statSync, type Stats } from "
 import { dirname } from "node:path";
 import { MIGRATIONS, type Migration } from "./migrations.ts";
 import { lockStore, type StoreLock } from "./lock.ts";
+import { ReadWorker } from "./read-worker.ts";
 import { StoreOpenError, type AppliedMigration, type Store } from "./store.ts";
 
 export { StoreOpenError };
@@ -21,12 +22,15 @@ export class SqliteStore implements Store {
   readonly #db: Database;
 
   readonly #lock: StoreLock | undefined;
+  /** The views' long reads; its worker starts on the first of them. A `:memory:` database is this connection's alone. */
+  readonly reader: ReadWorker | undefined;
 
   private constructor(path: string, db: Database, created: boolean, lock: StoreLock | undefined) {
     this.path = path;
     this.#db = db;
     this.created = created;
     this.#lock = lock;
+    this.reader = path === ":memory:" ? undefined : new ReadWorker(path);
   }
 
   /** The open database, for the sqlite implementations of the governance stores (keys, groups, ledger, audit). */
@@ -136,6 +140,8 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
+    // The worker's connection first: a read it holds open would keep the checkpoint from emptying the WAL.
+    await this.reader?.close();
     // Fold the WAL back into the main file so a stopped gateway leaves one self-contained file.
     try {
       this.#db.exec("PRAGMA wal_checkpoint(TRUNCATE);");

@@ -56,14 +56,14 @@ export interface RunningGateway {
 
 /**
  * `dir` reuses a directory (a restart over the same store and overlay); else a fresh one. `configYaml`
- * undefined starts on the embedded default; `args` follow `--config PATH`.
+ * undefined starts on the embedded default; `args` follow `--config PATH`; `binary` another build (a benchmark's before and after).
  */
-export async function startGateway(configYaml: string | undefined, options: { env?: Record<string, string>; scheme?: "http" | "https"; dir?: string; args?: string[] } = {}): Promise<RunningGateway> {
+export async function startGateway(configYaml: string | undefined, options: { env?: Record<string, string>; scheme?: "http" | "https"; dir?: string; args?: string[]; binary?: string } = {}): Promise<RunningGateway> {
   const dir = options.dir ?? tempDir();
   const configPath = join(dir, "gateway.test.yaml");
   if (configYaml !== undefined) writeFileSync(configPath, configYaml);
   const config = configYaml === undefined ? [] : ["--config", configPath];
-  const proc = Bun.spawn([ensureBinary(), ...config, ...(options.args ?? [])], { cwd: dir, env: baseEnv(options.env), stdout: "pipe", stderr: "pipe", stdin: "ignore" });
+  const proc = Bun.spawn([options.binary ?? ensureBinary(), ...config, ...(options.args ?? [])], { cwd: dir, env: baseEnv(options.env), stdout: "pipe", stderr: "pipe", stdin: "ignore" });
   const logs: string[] = [];
   let readerDone: Promise<void> = Promise.resolve();
   const started = new Promise<{ data: string; admin: string }>((resolveStarted, reject) => {

@@ -15,7 +15,11 @@ import { SqliteGroupStore } from "../../src/store/groups.ts";
 import { SqliteLedgerStore, type LedgerRow, type LedgerStore } from "../../src/store/ledger.ts";
 import { PgLedgerStore } from "../../src/store/postgres/ledger.ts";
 import { PostgresStore } from "../../src/store/postgres/store.ts";
+import { ReadWorker } from "../../src/store/read-worker.ts";
 import { SqliteStore } from "../../src/store/sqlite.ts";
+import { GatewayError } from "../../src/http/errors.ts";
+import { tempDir } from "../support/temp.ts";
+import { join } from "node:path";
 import { createLogger } from "../../src/telemetry/logger.ts";
 import { recordingSink } from "../support/audit-sink.ts";
 import { usePostgres } from "../support/postgres.ts";
@@ -210,6 +214,33 @@ describe("series windows", () => {
 suite("sqlite", async () => {
   const store = SqliteStore.open(":memory:");
   return { ledger: new SqliteLedgerStore(store.database), close: async () => store.close() };
+});
+
+// The gateway's own shape: a file store, its views' reads on the read worker's connection.
+suite("sqlite, read on its worker", async () => {
+  const store = SqliteStore.open(join(tempDir("gw-usage-series-"), "gateway.db"));
+  return { ledger: new SqliteLedgerStore(store.database, store.reader), close: async () => store.close() };
+});
+
+describe("a read the worker refuses", () => {
+  test("with the queue full it is a 429, past its time a 503, each with Retry-After and the reason", async () => {
+    const store = SqliteStore.open(join(tempDir("gw-usage-series-"), "gateway.db"));
+    const reader = new ReadWorker(store.path, { queued: 1, timeoutMs: 200 });
+    const usage = usageOver(new SqliteLedgerStore(store.database, reader));
+    // One read running, one waiting: the queue is full.
+    const slow = reader.all("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 6000000) SELECT count(*) FROM c", []).catch(() => undefined);
+    const waiting = usage.today().catch((e: unknown) => e);
+    const busy = (await usage.series("key", "30d").catch((e: unknown) => e)) as GatewayError;
+    expect(busy).toBeInstanceOf(GatewayError);
+    expect({ code: busy.code, status: busy.status, retry: busy.headers["retry-after"] }).toEqual({ code: "rate_limited", status: 429, retry: "5" });
+    expect(busy.message).toBe("usage read refused: 1 ledger reads are already waiting; retry later");
+    const late = (await waiting) as GatewayError;
+    expect({ status: late.status, retry: late.headers["retry-after"] }).toEqual({ status: 503, retry: "5" });
+    expect(late.message).toBe("usage read refused: the ledger read took longer than 0.2 s and was stopped; choose a shorter range");
+    await slow;
+    await reader.close();
+    await store.close();
+  });
 });
 
 const server = usePostgres("pg-usage-series-");
