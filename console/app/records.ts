@@ -5,7 +5,10 @@ import { admin } from "./api.ts";
 /** The request-log record, as GET /requests and the event stream carry it. */
 export type RequestRecord = Awaited<ReturnType<typeof admin.getRequests>>["items"][number];
 
-export const recentRecords = (limit = 1000) => admin.getRequests({ limit: String(limit) }).then((r) => r.items);
+export const recentRecords = (limit = RING) => admin.getRequests({ limit: String(limit) }).then((r) => r.items);
+
+/** How many records GET /requests keeps (docs/admin-api.md). */
+export const RING = 1000;
 
 export interface Figures {
   readonly perMinute: number;
@@ -20,10 +23,11 @@ export function figures(records: readonly RequestRecord[], now: number, windowMs
   if (recent.length === 0) return { perMinute: 0, errorRate: null, p50: null, p95: null };
   const durations = recent.map((r) => r.duration_ms).sort((a, b) => a - b);
   const at = (q: number) => durations[Math.min(durations.length - 1, Math.floor(q * durations.length))]!;
+  // The ring keeps 1,000 records: when they all fall inside the window, they cover only its last part.
   const oldest = Math.min(...recent.map((r) => Date.parse(r.ts)));
-  const minutes = Math.max(1, (now - oldest) / 60_000);
+  const covered = records.length >= RING && recent.length === records.length ? Math.max(1000, now - oldest) : windowMs;
   return {
-    perMinute: recent.length / Math.min(minutes, windowMs / 60_000),
+    perMinute: recent.length / (covered / 60_000),
     errorRate: recent.filter((r) => r.outcome === "error" || r.outcome === "exhausted").length / recent.length,
     p50: at(0.5),
     p95: at(0.95),
