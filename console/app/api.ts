@@ -7,7 +7,7 @@ import { AdminApiError, AdminClient } from "../../clients/admin-client.ts";
 export { AdminApiError };
 const TOKEN_KEY = "gateway-console-token";
 
-/** The bearer, kept in sessionStorage: closing the tab forgets it. */
+/** The bearer, kept in sessionStorage: closing the tab forgets it. "" on an open admin plane (no credential asked). */
 export const token = signal<string | null>(sessionStorage.getItem(TOKEN_KEY));
 /** False while the gateway cannot be reached. */
 export const online = signal(true);
@@ -20,6 +20,14 @@ export function signIn(value: string): void {
   token.value = value;
 }
 
+/** An admin plane with no admin_auth answers without a credential: the console needs no sign-in there. */
+export async function detectOpenPlane(): Promise<void> {
+  if (token.value !== null) return;
+  // The admin listener's pointer page says so without a credential (and so without a 401 in the browser's console).
+  const page = (await fetch("/", { headers: { accept: "application/json" } }).then((r) => r.json(), () => undefined)) as { admin_credential?: string } | undefined;
+  if (page?.admin_credential === "none" && token.value === null) token.value = "";
+}
+
 export function signOut(reason: string | null = null): void {
   sessionStorage.removeItem(TOKEN_KEY);
   signedOutBecause.value = reason;
@@ -30,7 +38,7 @@ export function signOut(reason: string | null = null): void {
 export async function adminFetch(input: string, init: RequestInit = {}): Promise<Response> {
   const headers = new Headers(init.headers);
   headers.delete("x-admin-token");
-  if (token.value !== null) headers.set("authorization", `Bearer ${token.value}`);
+  if (token.value) headers.set("authorization", `Bearer ${token.value}`);
   let response: Response;
   try {
     response = await fetch(input, { ...init, headers });

@@ -3,7 +3,7 @@
 import "./style.css";
 import { render } from "preact";
 import { useState } from "preact/hooks";
-import { online, signIn, signOut, signedOutBecause, token } from "./api.ts";
+import { detectOpenPlane, online, signIn, signOut, signedOutBecause, token } from "./api.ts";
 import { BASE, navigate, path } from "./route.ts";
 import { session, sessionError } from "./session.ts";
 import { SCREENS } from "./screens/index.ts";
@@ -66,11 +66,18 @@ function Shell() {
         </nav>
         <span class="who">
           {session.value ? `${session.value.principal} (${session.value.scope})` : ""}
-          <button type="button" onClick={() => signOut()}>
-            Sign out
-          </button>
+          {token.value !== "" && (
+            <button type="button" onClick={() => signOut()}>
+              Sign out
+            </button>
+          )}
         </span>
       </header>
+      {token.value === "" && (
+        <p class="banner" role="status">
+          This admin plane is open: anyone who reaches it may change everything. Set auth.admin_auth (docs/operations.md).
+        </p>
+      )}
       {!online.value && (
         <p class="banner" role="status">
           Connection to the gateway lost; retrying. Live screens resume when it returns.
@@ -93,4 +100,4 @@ function App() {
 }
 
 if (!location.pathname.startsWith(`${BASE}/`)) navigate(`${BASE}/`);
-render(<App />, document.getElementById("app")!);
+void detectOpenPlane().finally(() => render(<App />, document.getElementById("app")!));

@@ -130,7 +130,8 @@ export function adminFetch(deps: AdminDeps): AdminFetch {
     const foreign = siteRefusal(snapshot, request, listener);
     if (foreign !== undefined) return errorResponse("forbidden", foreign);
     // The pointer page holds no data, so it needs no credential (docs/operations.md, "The pages at /").
-    if (isRootPath(request)) return adminRootPage(request);
+    // Whether a credential is asked at all: the console skips its sign-in on an open plane.
+    if (isRootPath(request)) return adminRootPage(request, { admin_credential: snapshot.auth.adminChain.length === 0 ? "none" : "required" });
     // The console's files hold no data either: its screens read the API below with the operator's bearer.
     const pathname = new URL(request.url).pathname;
     if (isConsolePath(pathname)) return (await consoleFiles())(request, pathname);

@@ -15,8 +15,8 @@ export interface RootPage {
   readonly links?: Readonly<Record<string, string>>;
 }
 
-/** The JSON and text forms, made once per listener. */
-export function rootPage(page: RootPage): (request: Request) => Response {
+/** The JSON and text forms, made once per listener; `extra` members (read per request) join both. */
+export function rootPage(page: RootPage): (request: Request, extra?: Readonly<Record<string, string>>) => Response {
   const body = { name: "gateway", version: VERSION, ...page };
   const json = JSON.stringify(body, null, 2);
   const links = Object.entries(page.links ?? {}).map(([name, path]) => `  ${name}: ${path}`);
@@ -31,10 +31,12 @@ export function rootPage(page: RootPage): (request: Request) => Response {
     ...page.docs.map((d) => `  ${d}`),
     "",
   ].join("\n");
-  return (request) => {
+  return (request, extra) => {
     const accept = request.headers.get("accept") ?? "";
     const wantsText = !accept.includes("application/json") && (accept.includes("text/plain") || accept.includes("text/html"));
     const headers = { "content-type": wantsText ? "text/plain; charset=utf-8" : "application/json", "cache-control": "no-store" };
-    return new Response(request.method === "HEAD" ? null : wantsText ? text : json, { status: 200, headers });
+    const lines = Object.entries(extra ?? {}).map(([name, value]) => `${name}: ${value}\n`).join("");
+    const answer = wantsText ? text + lines : extra === undefined ? json : JSON.stringify({ ...body, ...extra }, null, 2);
+    return new Response(request.method === "HEAD" ? null : answer, { status: 200, headers });
   };
 }

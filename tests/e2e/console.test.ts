@@ -14,7 +14,7 @@ import OpenAI from "openai";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { seriousViolations } from "../support/axe.ts";
 import { launchBrowser } from "../support/chromium.ts";
-import { freePort, json, ROOT, startGateway, tempDir, type RunningGateway } from "../support/gateway.ts";
+import { freePort, json, LISTEN_ANY, ROOT, startGateway, tempDir, type RunningGateway } from "../support/gateway.ts";
 
 const ENV = { GW_SIGNING_KEY: "e2e-console-signing-key-5d1f0a", GW_ADMIN: "e2e-console-admin-9b2c7e41", GW_VIEWER: "e2e-console-viewer-07aa3d2f", GONE_KEY: "sk-console-gone-3e8b" };
 const SHOTS = join(ROOT, "dist/console-screens");
@@ -184,6 +184,7 @@ describe("operator console", () => {
   test("the navigation and a screen's controls are reachable with the keyboard alone", async () => {
     const { context, page } = await openPage();
     await page.goto(ui);
+    await page.getByLabel("Admin token").waitFor({ timeout: 5000 });
     await page.keyboard.press("Tab");
     await page.keyboard.type(ENV.GW_ADMIN);
     await page.keyboard.press("Enter");
@@ -363,6 +364,23 @@ describe("operator console", () => {
       await page.screenshot({ path: join(SHOTS, `${title.toLowerCase()}-traffic.png`), fullPage: true });
     }
     await closeAll(context);
+  }, 60_000);
+
+  test("on an open admin plane (no admin_auth) the console opens without sign-in and says the plane is open", async () => {
+    const open = await startGateway(`${LISTEN_ANY}providers: {local: {protocol: mock}}\nmodels: {chat: {provider: local}}\n`);
+    try {
+      const { context, page, errors } = await openPage();
+      await page.goto(open.admin.replace("/api/v1/admin", "/ui/"));
+      await page.getByRole("heading", { level: 1, name: "Overview" }).waitFor({ timeout: 5000 });
+      await page.getByRole("status").filter({ hasText: "This admin plane is open" }).waitFor({ timeout: 5000 });
+      await expect(page.locator(".who").innerText()).resolves.toContain("anonymous (full)");
+      expect(await page.getByRole("button", { name: "Sign out" }).count()).toBe(0);
+      expect(await seriousViolations(page)).toEqual([]);
+      expect(errors).toEqual([]);
+      await closeAll(context);
+    } finally {
+      await open.stop();
+    }
   }, 60_000);
 
   test("a lost connection is shown as such, and the live screens resume when the gateway returns", async () => {

@@ -124,6 +124,8 @@ describe("GET / on each listener points to the docs", () => {
     expect(page.status).toBe(200);
     const body = await json(page);
     expect(body.links).toEqual({ api: "/api/v1/admin", openapi: "/api/v1/admin/openapi.json", console: "/ui/" });
+    // Whether the API asks a credential (this gateway's admin plane has admin_auth): no secret, no config.
+    expect(body.admin_credential).toBe("required");
     const head = await fetch(`${gw.admin.replace("/api/v1/admin", "")}/`, { method: "HEAD" });
     expect(head.status).toBe(200);
     // Everything else still needs the credential.
