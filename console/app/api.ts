@@ -7,8 +7,26 @@ import { AdminApiError, AdminClient } from "../../clients/admin-client.ts";
 export { AdminApiError };
 const TOKEN_KEY = "gateway-console-token";
 
+/** The fragment member a sign-in with an identity provider hands the bearer over in (src/admin/console-sign-in.ts). */
+const HANDED_OVER = "#id_token=";
+
+/**
+ * The bearer a provider sign-in just handed over, kept like a pasted token. A fragment never reaches a
+ * server or a Referer; it is cleared from the address (and so from history) before anything renders.
+ */
+function handedOver(): string | null {
+  if (!location.hash.startsWith(HANDED_OVER)) return null;
+  const value = decodeURIComponent(location.hash.slice(HANDED_OVER.length));
+  history.replaceState(history.state, "", location.pathname + location.search);
+  if (value === "") return null;
+  sessionStorage.setItem(TOKEN_KEY, value);
+  return value;
+}
+
 /** The bearer, kept in sessionStorage: closing the tab forgets it. "" on an open admin plane (no credential asked). */
-export const token = signal<string | null>(sessionStorage.getItem(TOKEN_KEY));
+export const token = signal<string | null>(handedOver() ?? sessionStorage.getItem(TOKEN_KEY));
+/** The identity providers the console offers a sign-in with (the admin pointer page's sign_in_providers). */
+export const signInProviders = signal<readonly string[]>([]);
 /** False while the gateway cannot be reached. */
 export const online = signal(true);
 /** Why the last sign-out happened (a 401), shown on the sign-in form. */
@@ -20,11 +38,14 @@ export function signIn(value: string): void {
   token.value = value;
 }
 
-/** An admin plane with no admin_auth answers without a credential: the console needs no sign-in there. */
+/**
+ * An admin plane with no admin_auth answers without a credential: the console needs no sign-in there.
+ * Where it asks one, the providers to offer a sign-in with.
+ */
 export async function detectOpenPlane(): Promise<void> {
-  if (token.value !== null) return;
   // The admin listener's pointer page says so without a credential (and so without a 401 in the browser's console).
-  const page = (await fetch("/", { headers: { accept: "application/json" } }).then((r) => r.json(), () => undefined)) as { admin_credential?: string } | undefined;
+  const page = (await fetch("/", { headers: { accept: "application/json" } }).then((r) => r.json(), () => undefined)) as { admin_credential?: string; sign_in_providers?: unknown } | undefined;
+  if (Array.isArray(page?.sign_in_providers)) signInProviders.value = page.sign_in_providers.filter((p): p is string => typeof p === "string");
   if (page?.admin_credential === "none" && token.value === null) token.value = "";
 }
 

@@ -3,7 +3,7 @@
 import "./style.css";
 import { render } from "preact";
 import { useState } from "preact/hooks";
-import { detectOpenPlane, online, signIn, signOut, signedOutBecause, token } from "./api.ts";
+import { detectOpenPlane, online, signIn, signInProviders, signOut, signedOutBecause, token } from "./api.ts";
 import { BASE, navigate, path } from "./route.ts";
 import { session, sessionError } from "./session.ts";
 import { SCREENS } from "./screens/index.ts";
@@ -31,6 +31,17 @@ function SignIn() {
           Sign in
         </button>
       </form>
+      {signInProviders.value.length > 0 && (
+        <ul class="providers" aria-label="Identity providers">
+          {signInProviders.value.map((p) => (
+            <li key={p}>
+              <a class="button" href={`${BASE}/login/${encodeURIComponent(p)}`}>
+                Sign in with {p}
+              </a>
+            </li>
+          ))}
+        </ul>
+      )}
     </main>
   );
 }

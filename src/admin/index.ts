@@ -18,6 +18,7 @@ import { BodyTooLargeError, closeConnection } from "../http/serve.ts";
 import { malformedEscape } from "../http/paths.ts";
 import { rootPage } from "../http/root-page.ts";
 import { bakedConsoleFiles, consolePages, CONSOLE_PATH, isConsolePath } from "./console.ts";
+import { consoleSignIn, consoleSignInProviders, isConsoleSignInPath } from "./console-sign-in.ts";
 
 export const ADMIN_PREFIX = "/api/v1/admin";
 const ADMIN_METHODS = "GET, POST, PUT, PATCH, DELETE, OPTIONS";
@@ -130,10 +131,13 @@ export function adminFetch(deps: AdminDeps): AdminFetch {
     const foreign = siteRefusal(snapshot, request, listener);
     if (foreign !== undefined) return errorResponse("forbidden", foreign);
     // The pointer page holds no data, so it needs no credential (docs/operations.md, "The pages at /").
-    // Whether a credential is asked at all: the console skips its sign-in on an open plane.
-    if (isRootPath(request)) return adminRootPage(request, { admin_credential: snapshot.auth.adminChain.length === 0 ? "none" : "required" });
+    // Whether a credential is asked at all: the console skips its sign-in on an open plane. The providers
+    // it offers a sign-in with: names only.
+    if (isRootPath(request)) return adminRootPage(request, { admin_credential: snapshot.auth.adminChain.length === 0 ? "none" : "required", sign_in_providers: consoleSignInProviders(snapshot).map((p) => p.name) });
     // The console's files hold no data either: its screens read the API below with the operator's bearer.
     const pathname = new URL(request.url).pathname;
+    // Its sign-in is how a browser gets a bearer, so it comes before one is asked for.
+    if (isConsoleSignInPath(pathname)) return consoleSignIn({ identity: deps.identity, cache: deps.authCache, logger: deps.logger, now: deps.now }, snapshot, request, pathname);
     if (isConsolePath(pathname)) return (await consoleFiles())(request, pathname);
     const origin = request.headers.get("origin");
     if (origin === null) return answer(request, snapshot);

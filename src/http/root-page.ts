@@ -16,7 +16,7 @@ export interface RootPage {
 }
 
 /** The JSON and text forms, made once per listener; `extra` members (read per request) join both. */
-export function rootPage(page: RootPage): (request: Request, extra?: Readonly<Record<string, string>>) => Response {
+export function rootPage(page: RootPage): (request: Request, extra?: Readonly<Record<string, string | readonly string[]>>) => Response {
   const body = { name: "gateway", version: VERSION, ...page };
   const json = JSON.stringify(body, null, 2);
   const links = Object.entries(page.links ?? {}).map(([name, path]) => `  ${name}: ${path}`);
@@ -35,7 +35,7 @@ export function rootPage(page: RootPage): (request: Request, extra?: Readonly<Re
     const accept = request.headers.get("accept") ?? "";
     const wantsText = !accept.includes("application/json") && (accept.includes("text/plain") || accept.includes("text/html"));
     const headers = { "content-type": wantsText ? "text/plain; charset=utf-8" : "application/json", "cache-control": "no-store" };
-    const lines = Object.entries(extra ?? {}).map(([name, value]) => `${name}: ${value}\n`).join("");
+    const lines = Object.entries(extra ?? {}).map(([name, value]) => `${name}: ${typeof value === "string" ? value : value.join(", ")}\n`).join("");
     const answer = wantsText ? text + lines : extra === undefined ? json : JSON.stringify({ ...body, ...extra }, null, 2);
     return new Response(request.method === "HEAD" ? null : answer, { status: 200, headers });
   };

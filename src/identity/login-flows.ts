@@ -12,7 +12,8 @@ import type { ForgeProvider, IdentityProvider, OidcProvider } from "./settings.t
 import type { SignInState } from "./sign-in-state.ts";
 import { forgeIdentity, forgeOrgGroup } from "./team.ts";
 
-export type Redeemed = { readonly ok: true; readonly person: SignedIn } | { readonly ok: false; readonly status: 400 | 403 | 502; readonly message: string };
+/** `idToken`: the oidc module's verified ID token (the console's admin bearer). */
+export type Redeemed = { readonly ok: true; readonly person: SignedIn; readonly idToken?: string } | { readonly ok: false; readonly status: 400 | 403 | 502; readonly message: string };
 
 const OIDC_SCOPE = "openid profile email";
 /** GitHub's login rule: alphanumerics and single hyphens, at most 39; anything else cannot name a group. */
@@ -64,7 +65,7 @@ async function redeemOidc(identity: IdentityService, provider: OidcProvider, cod
   }
   if (typeof idToken !== "string") return { ok: false, status: 400, message: `${provider.name} answered the code without an ID token` };
   const checked = await identity.verifyOidc(provider, idToken, { audience: login.clientId, nonce: state.n });
-  if (checked.ok) return { ok: true, person: checked.person };
+  if (checked.ok) return { ok: true, person: checked.person, idToken };
   if (checked.kind === "unreachable") return { ok: false, status: 502, message: `identity provider ${provider.name} could not be reached: ${checked.reason}` };
   return { ok: false, status: checked.kind === "unusable" ? 403 : 400, message: `${provider.name}'s ID token was refused: ${checked.reason}` };
 }

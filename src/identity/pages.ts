@@ -51,8 +51,8 @@ export function keyPage(key: ExchangedKey, provider: string, headers: Record<str
 }
 
 /** A sign-in that failed: what happened, in words, and nothing issued. */
-export function failurePage(status: number, message: string, headers: Record<string, string> = {}): Response {
-  return page(status, "Sign-in failed", `<p>${escapeHtml(message)}</p><p>Nothing was issued. <a href="/auth/token">Start again</a>.</p>`, headers);
+export function failurePage(status: number, message: string, headers: Record<string, string> = {}, startAgain = "/auth/token"): Response {
+  return page(status, "Sign-in failed", `<p>${escapeHtml(message)}</p><p>Nothing was issued. <a href="${escapeHtml(startAgain)}">Start again</a>.</p>`, headers);
 }
 
 /** The redirect to the provider, with the page headers too. */

@@ -5,7 +5,13 @@
 // top-level GET), Path=/auth, ten minutes. Single use: the callback clears it, and a state once redeemed
 // is remembered until it would have expired anyway, so a replayed callback is refused.
 
-export const STATE_COOKIE = "gw_sign_in";
+/** A state cookie's name and path: the data plane's browser sign-in, or the console's on the admin listener. */
+export interface StateCookieScope {
+  readonly name: string;
+  readonly path: string;
+}
+
+export const STATE_COOKIE: StateCookieScope = { name: "gw_sign_in", path: "/auth" };
 export const STATE_TTL_SECS = 600;
 /** Sign-ins started and not yet expired that one process remembers as used; past it the oldest go. */
 const MAX_REMEMBERED = 100_000;
@@ -34,12 +40,12 @@ export function newSignIn(provider: string, rotate: boolean, nowSecs: number): {
   return { state, challenge: new Bun.CryptoHasher("sha256").update(state.v).digest("base64url") };
 }
 
-export function stateCookie(state: SignInState, signingKey: string, secure: boolean): string {
+export function stateCookie(state: SignInState, signingKey: string, secure: boolean, scope: StateCookieScope = STATE_COOKIE): string {
   const payload = Buffer.from(JSON.stringify(state)).toString("base64url");
-  return `${STATE_COOKIE}=${payload}.${mac(signingKey, payload)}; HttpOnly; SameSite=Lax; Path=/auth; Max-Age=${STATE_TTL_SECS}${secure ? "; Secure" : ""}`;
+  return `${scope.name}=${payload}.${mac(signingKey, payload)}; HttpOnly; SameSite=Lax; Path=${scope.path}; Max-Age=${STATE_TTL_SECS}${secure ? "; Secure" : ""}`;
 }
 
-export const clearedStateCookie = (secure: boolean) => `${STATE_COOKIE}=; HttpOnly; SameSite=Lax; Path=/auth; Max-Age=0${secure ? "; Secure" : ""}`;
+export const clearedStateCookie = (secure: boolean, scope: StateCookieScope = STATE_COOKIE) => `${scope.name}=; HttpOnly; SameSite=Lax; Path=${scope.path}; Max-Age=0${secure ? "; Secure" : ""}`;
 
 export type StateCheck = { readonly ok: true; readonly state: SignInState } | { readonly ok: false; readonly reason: string };
 
@@ -48,8 +54,8 @@ export class SignInStates {
   readonly #used = new Map<string, number>();
 
   /** The callback's check: the cookie is ours, unexpired, unused, for this provider, and names this state. */
-  redeem(cookieHeader: string | null, provider: string, returnedState: string | null, signingKey: string, nowSecs: number): StateCheck {
-    const value = cookieValue(cookieHeader, STATE_COOKIE);
+  redeem(cookieHeader: string | null, provider: string, returnedState: string | null, signingKey: string, nowSecs: number, scope: StateCookieScope = STATE_COOKIE): StateCheck {
+    const value = cookieValue(cookieHeader, scope.name);
     if (value === undefined) return { ok: false, reason: "this sign-in has no state cookie: it expired, was already used, or was started in another browser" };
     const dot = value.lastIndexOf(".");
     const payload = value.slice(0, dot);
