@@ -10,7 +10,7 @@
 // Host that does not name the listener (or security.admin_allowed_hosts), so the origin cannot be planted.
 import type { CredentialCache } from "../auth/credential-cache.ts";
 import type { Snapshot } from "../config/snapshot.ts";
-import { authorizeUrl, redeem } from "../identity/login-flows.ts";
+import { authorizeUrl, redeem, returnedCode } from "../identity/login-flows.ts";
 import { failurePage, redirect } from "../identity/pages.ts";
 import type { IdentityService } from "../identity/service.ts";
 import type { OidcProvider } from "../identity/settings.ts";
@@ -99,14 +99,9 @@ async function finish(c: Context, snapshot: Snapshot, request: Request): Promise
   const failed = (status: number, message: string) => failurePage(status, message, cleared, START_AGAIN);
   const checked = c.identity.signIns.redeem(request.headers.get("cookie"), provider.name, url.searchParams.get("state"), c.signingKey, nowSecs(c.deps), COOKIE);
   if (!checked.ok) return failed(400, checked.reason);
-  const error = url.searchParams.get("error");
-  if (error !== null) {
-    const description = url.searchParams.get("error_description");
-    return failed(400, `${provider.name} did not sign you in: ${error.slice(0, 100)}${description ? ` (${description.slice(0, 300)})` : ""}`);
-  }
-  const code = url.searchParams.get("code");
-  if (!code) return failed(400, `${provider.name} returned no code`);
-  const redeemed = await redeem(c.identity, provider, code, checked.state, c.redirectUri);
+  const returned = returnedCode(url.searchParams, provider.name);
+  if (!returned.ok) return failed(400, returned.message);
+  const redeemed = await redeem(c.identity, provider, returned.code, checked.state, c.redirectUri);
   if (!redeemed.ok) {
     if (redeemed.status === 502) c.deps.logger.warn("identity provider unreachable", { provider: provider.name, cause: redeemed.message });
     return failed(redeemed.status, redeemed.message);

@@ -42,6 +42,17 @@ export async function authorizeUrl(identity: IdentityService, provider: Identity
   return `${endpoint}${endpoint.includes("?") ? "&" : "?"}${params}`;
 }
 
+/** The code the provider sent the browser back with, or (its `error=`, or none) why there is none. */
+export function returnedCode(query: URLSearchParams, provider: string): { readonly ok: true; readonly code: string } | { readonly ok: false; readonly message: string } {
+  const error = query.get("error");
+  if (error !== null) {
+    const description = query.get("error_description");
+    return { ok: false, message: `${provider} did not sign you in: ${error.slice(0, 100)}${description ? ` (${description.slice(0, 300)})` : ""}` };
+  }
+  const code = query.get("code");
+  return code ? { ok: true, code } : { ok: false, message: `${provider} returned no code` };
+}
+
 /** The returned code, redeemed and turned into the person it signs in. */
 export function redeem(identity: IdentityService, provider: IdentityProvider, code: string, state: SignInState, redirectUri: string): Promise<Redeemed> {
   return provider.module === "oidc" ? redeemOidc(identity, provider, code, state, redirectUri) : redeemForge(provider, code, state, redirectUri);

@@ -12,7 +12,7 @@ import type { Logger } from "../telemetry/logger.ts";
 import { readExchangeRequest } from "./exchange-request.ts";
 import type { IdentityService } from "./service.ts";
 import type { IdentityProvider, OidcProvider } from "./settings.ts";
-import { authorizeUrl, redeem } from "./login-flows.ts";
+import { authorizeUrl, redeem, returnedCode } from "./login-flows.ts";
 import { chooserPage, failurePage, keyPage, redirect } from "./pages.ts";
 import { clearedStateCookie, newSignIn, stateCookie } from "./sign-in-state.ts";
 
@@ -106,14 +106,9 @@ async function finishSignIn(deps: IdentityRouteDeps, request: Request, name: str
   const query = new URL(request.url).searchParams;
   const checked = deps.identity.signIns.redeem(request.headers.get("cookie"), provider.name, query.get("state"), signingKey.reveal(), nowSecs(deps));
   if (!checked.ok) return failurePage(400, checked.reason, cleared);
-  const error = query.get("error");
-  if (error !== null) {
-    const description = query.get("error_description");
-    return failurePage(400, `${provider.name} did not sign you in: ${error.slice(0, 100)}${description ? ` (${description.slice(0, 300)})` : ""}`, cleared);
-  }
-  const code = query.get("code");
-  if (!code) return failurePage(400, `${provider.name} returned no code`, cleared);
-  const redeemed = await redeem(deps.identity, provider, code, checked.state, callbackUrl(base, provider.name));
+  const returned = returnedCode(query, provider.name);
+  if (!returned.ok) return failurePage(400, returned.message, cleared);
+  const redeemed = await redeem(deps.identity, provider, returned.code, checked.state, callbackUrl(base, provider.name));
   if (!redeemed.ok) {
     if (redeemed.status === 502) deps.logger.warn("identity provider unreachable", { provider: provider.name, cause: redeemed.message });
     return failurePage(redeemed.status, redeemed.message, cleared);
