@@ -2,8 +2,9 @@
 // (provider, state, nonce, PKCE verifier, whether it rotates) rides in a cookie MACed under a key derived
 // from auth.signing_key, so the gateway stores nothing per sign-in, a page cannot forge one, and a
 // gateway restart keeps sign-ins in flight. HttpOnly, SameSite=Lax (the provider's redirect back is a
-// top-level GET), Path=/auth, ten minutes. Single use: the callback clears it, and a state once redeemed
-// is remembered until it would have expired anyway, so a replayed callback is refused.
+// top-level GET), Path=/auth (the console's sign-in on the admin listener: its own name, Path=/ui/callback),
+// ten minutes. Single use: the callback clears it, and a state once redeemed is remembered until it would
+// have expired anyway, so a replayed callback is refused.
 
 /** A state cookie's name and path: the data plane's browser sign-in, or the console's on the admin listener. */
 export interface StateCookieScope {
