@@ -1023,7 +1023,7 @@ export class AdminClient {
   }
 
   /** GET /usage/series (scope: read-only) */
-  getUsageSeries(query: { by?: string; range?: string } = {}): Promise<{
+  getUsageSeries(query: { by?: string; range?: string; key_id?: string } = {}): Promise<{
     by: string;
     range: string;
     step_secs: number;

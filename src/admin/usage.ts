@@ -28,7 +28,7 @@ export const usageController = (deps: AdminDeps) =>
     .get("/keys/:id/usage", ({ params }) => usageOf(deps).keyMetering(params.id), { response: { 200: KeyMeteringView } })
     .get("/groups/:name/usage", ({ params }) => usageOf(deps).groupUsage(params.name), { response: { 200: GroupUsageView } })
     .get("/usage/keys", ({ query }) => usageOf(deps).keyUsage(epochSecs(query, "from"), epochSecs(query, "to")), { query: UsageRangeQuery, response: { 200: KeyUsagePageView } })
-    .get("/usage/series", ({ query }) => usageOf(deps).series(query.by ?? "model", query.range ?? "24h"), { query: UsageSeriesQuery, response: { 200: UsageSeriesView } })
+    .get("/usage/series", ({ query }) => usageOf(deps).series(query.by ?? "model", query.range ?? "24h", query.key_id), { query: UsageSeriesQuery, response: { 200: UsageSeriesView } })
     .get("/usage/today", () => usageOf(deps).today(), { response: { 200: UsageTodayView } });
 
 /** GET /usage/keys: epoch seconds, `to` exclusive; checked by epochSecs. */
@@ -44,4 +44,5 @@ const oneOf = <T extends string>(values: readonly T[]) => Type.Optional(Type.Uni
 const UsageSeriesQuery = Type.Object({
   by: oneOf(["model", "key", "group"] as const),
   range: oneOf(Object.keys(USAGE_RANGES) as (keyof typeof USAGE_RANGES)[]),
+  key_id: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: "only this key's usage (one key's usage over time)" })),
 });

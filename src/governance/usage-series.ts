@@ -112,9 +112,9 @@ export function buildSeries(by: LedgerDimension, ranked: RankedSeries, steps: re
 }
 
 /** The view: the range's totals per name pick the series, then one read of their points. */
-export async function readSeries(ledger: LedgerStore, pricing: Pricing, by: LedgerDimension, range: UsageRange, nowMs: number) {
+export async function readSeries(ledger: LedgerStore, pricing: Pricing, by: LedgerDimension, range: UsageRange, nowMs: number, keyId?: string) {
   const window = seriesWindow(range, nowMs);
-  const query = { from: window.from * 1000, to: window.to * 1000, by };
+  const query = { from: window.from * 1000, to: window.to * 1000, by, ...(keyId === undefined ? {} : { keyId }) };
   const ranked = rankSeries(await ledger.namedSums(query), pricing);
   const steps = await ledger.stepSums({ ...query, step: window.step_secs * 1000, keep: ranked.keep });
   return { by, range, step_secs: window.step_secs, from: window.from, to: window.to, series: buildSeries(by, ranked, steps, pricing) };

@@ -148,10 +148,10 @@ export class UsageService {
     return { items: [...rows.values()].sort((a, b) => b.spend_micros - a.spend_micros || (a.id < b.id ? -1 : 1)) };
   }
 
-  /** The range's series by model, key id or group: the top 20 by spend, the rest as "(other)" (usage-series.ts). */
-  async series(by: LedgerDimension, range: UsageRange) {
+  /** The range's series by model, key id or group: the top 20 by spend, the rest as "(other)" (usage-series.ts); `keyId`: that key's rows only. */
+  async series(by: LedgerDimension, range: UsageRange, keyId?: string) {
     await this.deps.metering.flush();
-    return viewRead(readSeries(this.deps.ledger, this.deps.holder.current.config, by, range, this.deps.now()));
+    return viewRead(readSeries(this.deps.ledger, this.deps.holder.current.config, by, range, this.deps.now(), keyId));
   }
 
   /** The whole store's (a fleet's) requests, tokens and spend since 00:00 UTC today. */

@@ -30,6 +30,8 @@ export interface LedgerSeriesQuery {
   /** Epoch milliseconds, exclusive. */
   readonly to: number;
   readonly by: LedgerDimension;
+  /** Only this key's rows (one key's usage over time). */
+  readonly keyId?: string;
 }
 
 export interface LedgerStepQuery extends LedgerSeriesQuery {
@@ -41,12 +43,15 @@ export interface LedgerStepQuery extends LedgerSeriesQuery {
 
 const SUMS = "SUM(requests) AS requests, SUM(input) AS input, SUM(output) AS output, SUM(cache_read) AS cache_read, SUM(cache_creation) AS cache_creation";
 
+/** The key filter, written after the range so parameters keep their textual order (sqlite's `?`). */
+const ofKey = (query: LedgerSeriesQuery, param: Param) => (query.keyId === undefined ? "" : ` AND key_id = ${param(query.keyId)}`);
+
 /** `param(value)` writes one parameter in the store's syntax and returns its placeholder. */
 type Param = (value: string | number) => string;
 
 export function namedSumsSql(query: LedgerSeriesQuery, param: Param): string {
   const name = DIMENSION_SQL[query.by];
-  return `SELECT ${name} AS name, key_id, model, ${SUMS} FROM ledger WHERE ts >= ${param(query.from)} AND ts < ${param(query.to)} GROUP BY ${name}, key_id, model`;
+  return `SELECT ${name} AS name, key_id, model, ${SUMS} FROM ledger WHERE ts >= ${param(query.from)} AND ts < ${param(query.to)}${ofKey(query, param)} GROUP BY ${name}, key_id, model`;
 }
 
 export function stepSumsSql(query: LedgerStepQuery, param: Param): string {
@@ -55,5 +60,5 @@ export function stepSumsSql(query: LedgerStepQuery, param: Param): string {
   const name = DIMENSION_SQL[query.by];
   const kept = query.keep.length === 0 ? "NULL" : `CASE WHEN ${name} IN (${query.keep.map((k) => param(k)).join(", ")}) THEN ${name} END`;
   // GROUP BY by position: the kept names' parameters are written once, which sqlite's `?` needs.
-  return `SELECT ts - ts % ${query.step} AS t, ${kept} AS name, model, ${SUMS} FROM ledger WHERE ts >= ${param(query.from)} AND ts < ${param(query.to)} GROUP BY 1, 2, 3`;
+  return `SELECT ts - ts % ${query.step} AS t, ${kept} AS name, model, ${SUMS} FROM ledger WHERE ts >= ${param(query.from)} AND ts < ${param(query.to)}${ofKey(query, param)} GROUP BY 1, 2, 3`;
 }

@@ -229,6 +229,8 @@ describe("operator console", () => {
     await tab.getByRole("button", { name: "console-made" }).click();
     await tab.getByRole("heading", { name: "Usage of console-made" }).waitFor();
     await expect(tab.locator(".facts dd").first().innerText()).resolves.toBe("1");
+    // Its usage over time: the chart of the last 24 hours, from GET /usage/series?key_id=.
+    await tab.getByRole("img", { name: "Tokens by model over 24h" }).waitFor({ timeout: 5000 });
     // Revoke, confirmed in the dialog.
     await tab.getByRole("row", { name: /console-made/ }).getByRole("button", { name: "Revoke" }).click();
     await tab.getByRole("dialog").getByRole("button", { name: "Revoke" }).click();

@@ -167,6 +167,18 @@ function suite(name: string, open: () => Promise<{ ledger: LedgerStore; close: (
       expect(groups.series.reduce((n, s) => n + s.total.requests, 0)).toBe(all.requests);
     });
 
+    test("one key's usage over time (key_id): only its rows, by model, adding up to its own total", async () => {
+      const window = seriesWindow("1h", NOW);
+      const own = (await usage.keyUsage(window.from, window.to)).items.find((r) => r.id === "key_21")!;
+      const view = await usage.series("model", "1h", "key_21");
+      expect(view.series.reduce((n, s) => n + s.total.requests, 0)).toBe(own.requests);
+      expect(view.series.reduce((n, s) => n + s.total.tokens, 0)).toBe(own.tokens_input + own.tokens_output + own.tokens_cache_read + own.tokens_cache_creation);
+      const everyone = await usage.series("model", "1h");
+      expect(view.series.reduce((n, s) => n + s.total.requests, 0)).toBeLessThan(everyone.series.reduce((n, s) => n + s.total.requests, 0));
+      expect((await usage.series("key", "1h", "key_21")).series.map((s) => s.name)).toEqual(["key_21"]);
+      expect((await usage.series("model", "1h", "no-such-key")).series).toEqual([]);
+    });
+
     test("longer ranges hold the earlier rows; two reads agree", async () => {
       const day = await usage.series("key", "24h");
       expect(day.step_secs).toBe(900);

@@ -4,6 +4,7 @@ import { useState } from "preact/hooks";
 import { admin, allPages, failure } from "../api.ts";
 import { canChange } from "../session.ts";
 import { ConfirmButton, cents, count, ErrorNote, Loading, Table, time, useLoad } from "../ui.tsx";
+import { Chart } from "./usage.tsx";
 
 type Key = Awaited<ReturnType<typeof admin.getKeys>>["items"][number];
 type Spend = Awaited<ReturnType<typeof admin.getUsageKeys>>["items"][number];
@@ -74,10 +75,12 @@ function CreateKey({ onCreated }: { onCreated: () => void }) {
 
 function KeyUsage({ id }: { id: string }) {
   const usage = useLoad(() => admin.getKeysByIdUsage(id), [id], 5000);
+  const series = useLoad(() => admin.getUsageSeries({ by: "model", range: "24h", key_id: id }), [id], 30_000);
   if (usage.error) return <ErrorNote error={usage.error} />;
   if (!usage.data) return <Loading what="the key's usage" />;
   const u = usage.data;
   return (
+    <>
     <dl class="facts">
       <dt>Requests</dt>
       <dd>{count(u.requests)}</dd>
@@ -90,6 +93,10 @@ function KeyUsage({ id }: { id: string }) {
       <dt>Group</dt>
       <dd>{u.group ?? "—"}</dd>
     </dl>
+    <h3>Last 24 hours, by model</h3>
+    <ErrorNote error={series.error} />
+    {series.data && (series.data.series.length === 0 ? <p class="note">No use in the last 24 hours.</p> : <Chart view={series.data} measure="tokens" note="" />)}
+    </>
   );
 }
 

@@ -12,7 +12,7 @@ const RANGES = ["1h", "24h", "7d", "30d"] as const;
 const BY = ["model", "key", "group"] as const;
 const COLORS = ["#2563eb", "#dc2626", "#16a34a", "#ca8a04", "#9333ea", "#0891b2", "#ea580c", "#4b5563"];
 
-function Chart({ view, measure }: { view: SeriesView; measure: "tokens" | "spend_cents" }) {
+export function Chart({ view, measure, note = "; the table below holds the same figures" }: { view: SeriesView; measure: "tokens" | "spend_cents"; note?: string }) {
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
     if (!box.current) return;
@@ -37,7 +37,7 @@ function Chart({ view, measure }: { view: SeriesView; measure: "tokens" | "spend
     );
     return () => chart.destroy();
   }, [view, measure]);
-  return <div ref={box} class="chart" role="img" aria-label={`${measure === "tokens" ? "Tokens" : "Spend"} by ${view.by} over ${view.range}; the table below holds the same figures`} />;
+  return <div ref={box} class="chart" role="img" aria-label={`${measure === "tokens" ? "Tokens" : "Spend"} by ${view.by} over ${view.range}${note}`} />;
 }
 
 function csv(view: SeriesView): string {
