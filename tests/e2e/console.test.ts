@@ -364,6 +364,16 @@ describe("operator console", () => {
         expect(perMinute).toBeLessThan(20_000);
       }
       await page.screenshot({ path: join(SHOTS, `${title.toLowerCase()}-traffic.png`), fullPage: true });
+      if (title === "Usage") {
+        // Download CSV: the table's figures, one line per point.
+        const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Download CSV" }).click()]);
+        expect(download.suggestedFilename()).toBe("usage-by-model-24h.csv");
+        const lines = (await Bun.file((await download.path())!).text()).trimEnd().split("\n");
+        expect(lines[0]).toBe("series,time_utc,requests,tokens,spend_cents");
+        const chat = lines.filter((l) => l.startsWith("chat,"));
+        expect(chat.length).toBeGreaterThan(0);
+        expect(chat.reduce((n, l) => n + Number(l.split(",")[2]), 0)).toBeGreaterThanOrEqual(sent);
+      }
     }
     await closeAll(context);
   }, 60_000);
