@@ -1017,6 +1017,7 @@ export class AdminClient {
       tokens_cache_creation: number;
       requests: number;
       spend_micros: number;
+      last_used_at?: number | null;
     }>;
   }> {
     return this.call("GET", `/usage/keys`, undefined, query);

@@ -89,6 +89,7 @@ export const KeyUsageView = Type.Object({
   tokens_cache_creation: Uint,
   requests: Uint,
   spend_micros: Int,
+  last_used_at: Type.Optional(Nullable(Type.Integer({ minimum: 0, description: "additive: epoch seconds of the key's newest request in the range (the ledger's per-second rows)" }))),
 });
 
 export const KeyUsagePageView = Type.Object({ items: Type.Array(KeyUsageView) });

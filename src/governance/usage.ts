@@ -131,11 +131,11 @@ export class UsageService {
     if (fromSecs !== undefined && toSecs !== undefined && fromSecs > toSecs) throw new GatewayError("invalid_request", "from: must not be after to");
     const sums = await this.sums({ ...(fromSecs !== undefined && { from: fromSecs * 1000 }), ...(toSecs !== undefined && { to: toSecs * 1000 }) });
     const pricing = this.deps.holder.current.config;
-    const rows = new Map<string, { id: string; name: string | null; tokens_input: number; tokens_output: number; tokens_cache_read: number; tokens_cache_creation: number; requests: number; spend_micros: number }>();
+    const rows = new Map<string, { id: string; name: string | null; tokens_input: number; tokens_output: number; tokens_cache_read: number; tokens_cache_creation: number; requests: number; spend_micros: number; last_used_at: number | null }>();
     for (const s of sums) {
       let row = rows.get(s.key_id);
       if (!row) {
-        row = { id: s.key_id, name: this.deps.keyLookup(s.key_id)?.name ?? null, tokens_input: 0, tokens_output: 0, tokens_cache_read: 0, tokens_cache_creation: 0, requests: 0, spend_micros: 0 };
+        row = { id: s.key_id, name: this.deps.keyLookup(s.key_id)?.name ?? null, tokens_input: 0, tokens_output: 0, tokens_cache_read: 0, tokens_cache_creation: 0, requests: 0, spend_micros: 0, last_used_at: null };
         rows.set(s.key_id, row);
       }
       row.tokens_input += s.input;
@@ -144,6 +144,7 @@ export class UsageService {
       row.tokens_cache_creation += s.cache_creation;
       row.requests += s.requests;
       row.spend_micros += spendMicros(pricing, s.model, s, s.requests);
+      if (s.last_ts !== undefined && s.last_ts !== null) row.last_used_at = Math.max(row.last_used_at ?? 0, Math.floor(Number(s.last_ts) / 1000));
     }
     return { items: [...rows.values()].sort((a, b) => b.spend_micros - a.spend_micros || (a.id < b.id ? -1 : 1)) };
   }

@@ -22,6 +22,8 @@ export interface LedgerSum extends TokenTiers {
   readonly key_id: string;
   readonly model: string;
   readonly requests: number;
+  /** Epoch milliseconds of the newest row summed (a key's last use). */
+  readonly last_ts?: number;
 }
 
 export interface LedgerQuery {
@@ -90,7 +92,7 @@ export class SqliteLedgerStore implements LedgerStore {
       where.push(`group_name IN (${query.groups.map(() => "?").join(", ")})`);
       args.push(...query.groups);
     }
-    const sql = `SELECT key_id, model, SUM(requests) AS requests, SUM(input) AS input, SUM(output) AS output, SUM(cache_read) AS cache_read, SUM(cache_creation) AS cache_creation
+    const sql = `SELECT key_id, model, SUM(requests) AS requests, SUM(input) AS input, SUM(output) AS output, SUM(cache_read) AS cache_read, SUM(cache_creation) AS cache_creation, MAX(ts) AS last_ts
 FROM ledger ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""} GROUP BY key_id, model`;
     return this.#all<LedgerSum>(sql, args, options);
   }

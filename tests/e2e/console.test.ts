@@ -235,6 +235,18 @@ describe("operator console", () => {
     await tab.getByRole("row", { name: /console-made/ }).getByRole("button", { name: "Revoke" }).click();
     await tab.getByRole("dialog").getByRole("button", { name: "Revoke" }).click();
     await tab.getByRole("row", { name: /console-made/ }).getByText("revoked").waitFor({ timeout: 5000 });
+    // Its last use (this month) and its creation, both shown: two times on its row (the list re-reads
+    // after the revoke and every 10 s).
+    const row = tab.getByRole("row", { name: /console-made/ });
+    const seen: string[] = [];
+    const until = Date.now() + 12_000;
+    while (Date.now() < until) {
+      seen.push((await row.innerText()).replace(/\s+/g, " "));
+      if ((seen.at(-1)!.match(/\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}/g)?.length ?? 0) === 2) break;
+      await Bun.sleep(250);
+    }
+    expect(seen.at(-1)).toContain("revoked");
+    expect(seen.at(-1)!.match(/\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}/g)?.length).toBe(2);
     const refused = await sdk(token).chat.completions.create({ model: "chat", messages: [{ role: "user", content: "again" }] }).then(() => undefined, (e: unknown) => e);
     expect(refused).toBeInstanceOf(OpenAI.AuthenticationError);
     expect(errors).toEqual([]);

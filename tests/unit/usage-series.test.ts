@@ -177,6 +177,9 @@ function suite(name: string, open: () => Promise<{ ledger: LedgerStore; close: (
       expect(view.series.reduce((n, s) => n + s.total.requests, 0)).toBeLessThan(everyone.series.reduce((n, s) => n + s.total.requests, 0));
       expect((await usage.series("key", "1h", "key_21")).series.map((s) => s.name)).toEqual(["key_21"]);
       expect((await usage.series("model", "1h", "no-such-key")).series).toEqual([]);
+      // GET /usage/keys: each key's last use in the range, the second of its newest ledger row.
+      const inRange = rows.filter((r) => r.key_id === "key_21" && r.ts >= window.from * 1000 && r.ts < window.to * 1000);
+      expect(own.last_used_at).toBe(Math.floor(Math.max(...inRange.map((r) => r.ts)) / 1000));
     });
 
     test("longer ranges hold the earlier rows; two reads agree", async () => {

@@ -135,6 +135,7 @@ export function Keys() {
             { label: "Group", cell: (k) => k.group ?? "—" },
             { label: "Requests this month", numeric: true, cell: (k) => count(loaded.data!.spend.get(k.id)?.requests ?? 0) },
             { label: "Spend this month (cents)", numeric: true, cell: (k) => cents((loaded.data!.spend.get(k.id)?.spend_micros ?? 0) / 1e6) },
+            { label: "Last use this month (UTC)", cell: (k) => time(loaded.data!.spend.get(k.id)?.last_used_at ?? null) },
             { label: "Created", cell: (k) => time(k.created_at) },
             { label: "Actions", cell: (k) => <KeyActions row={k} done={loaded.reload} /> },
           ]}

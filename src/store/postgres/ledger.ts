@@ -7,6 +7,7 @@ import { numbers } from "./writes.ts";
 
 const SUMMED = ["requests", "input", "output", "cache_read", "cache_creation"] as const;
 const STEP_SUMMED = ["t", ...SUMMED] as const;
+const SUMS_WITH_LAST = [...SUMMED, "last_ts"] as const;
 
 export class PgLedgerStore implements LedgerStore {
   constructor(private readonly sql: SQL) {}
@@ -33,11 +34,11 @@ export class PgLedgerStore implements LedgerStore {
     if (query.pool !== undefined) where.push(`pool = ${arg(query.pool)}`);
     if (query.groups !== undefined) where.push(`group_name = ANY(${arg(query.groups)}::text[])`);
     const rows = await this.sql.unsafe(
-      `SELECT key_id, model, SUM(requests) AS requests, SUM(input) AS input, SUM(output) AS output, SUM(cache_read) AS cache_read, SUM(cache_creation) AS cache_creation
+      `SELECT key_id, model, SUM(requests) AS requests, SUM(input) AS input, SUM(output) AS output, SUM(cache_read) AS cache_read, SUM(cache_creation) AS cache_creation, MAX(ts) AS last_ts
 FROM ledger ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""} GROUP BY key_id, model`,
       args as unknown[],
     );
-    return rows.map((row: LedgerSum) => numbers(row, SUMMED));
+    return rows.map((row: LedgerSum) => numbers(row, SUMS_WITH_LAST));
   }
 
   async namedSums(query: LedgerSeriesQuery): Promise<LedgerNamedSum[]> {

@@ -150,8 +150,9 @@ describe("ledger and usage views", () => {
       { ts: 2000, key_id: "k", group_name: "g", pool: "p", model: "m", requests: 0, input: 5, output: 6, cache_read: 7, cache_creation: 8 },
       { ts: 3000, key_id: "j", group_name: null, pool: "q", model: "n", requests: 1, input: 1, output: 1, cache_read: 0, cache_creation: 0 },
     ]);
-    expect(await s.ledger.sums({ key: "k" })).toEqual([{ key_id: "k", model: "m", requests: 1, input: 5, output: 6, cache_read: 7, cache_creation: 8 }]);
-    expect(await s.ledger.sums({ from: 2000, to: 3000 })).toEqual([{ key_id: "k", model: "m", requests: 0, input: 5, output: 6, cache_read: 7, cache_creation: 8 }]);
+    // last_ts: the newest row summed (a key's last use).
+    expect(await s.ledger.sums({ key: "k" })).toEqual([{ key_id: "k", model: "m", requests: 1, input: 5, output: 6, cache_read: 7, cache_creation: 8, last_ts: 2000 }]);
+    expect(await s.ledger.sums({ from: 2000, to: 3000 })).toEqual([{ key_id: "k", model: "m", requests: 0, input: 5, output: 6, cache_read: 7, cache_creation: 8, last_ts: 2000 }]);
     expect((await s.ledger.sums({ groups: ["g"], pool: "q" })).length).toBe(0);
   });
 
