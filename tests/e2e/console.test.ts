@@ -38,6 +38,8 @@ models:
   dead: {provider: gone, model: gpt-x}
 pools:
   main: {members: [{model: dead, weight: 1000000}, {model: chat, weight: 1}], breaker: {consecutive_n: 1, base_cooldown_secs: 120}}
+hooks:
+  redact: {kind: gate, builtin: regex-redact, prompt: rw, settings: {patterns: ["secret-[0-9]+"]}}
 auth:
   signing_key: {env: GW_SIGNING_KEY}
   chain: [keys]
@@ -170,6 +172,11 @@ describe("operator console", () => {
           expect({ screen: title, dark, view: view.name, violations: await seriousViolations(page) }).toEqual({ screen: title, dark, view: view.name, violations: [] });
           await page.screenshot({ path: join(SHOTS, `${title.toLowerCase()}-${view.name}-${dark ? "dark" : "light"}.png`), fullPage: true });
         }
+        // The Hooks screen shows the configured hook with its health and its settings' status.
+        await open(page, "Hooks");
+        const hook = await page.getByRole("row", { name: /redact/ }).innerText();
+        expect(hook).toContain("gate");
+        expect(hook).toMatch(/version \d+/);
         // Reached by address too: a screen's path loads the console at that screen.
         await page.goto(ui.replace(/\/$/, "/audit"));
         await page.getByRole("heading", { level: 1, name: "Audit" }).waitFor({ timeout: 5000 });

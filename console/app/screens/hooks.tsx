@@ -4,12 +4,20 @@ import { ErrorNote, Loading, Table, useLoad } from "../ui.tsx";
 
 type Hook = Awaited<ReturnType<typeof admin.getHooks>>[number];
 type Health = Awaited<ReturnType<typeof admin.getHooksByNameHealth>>;
+type Status = Awaited<ReturnType<typeof admin.getHooksByNameStatus>>;
 
-async function loadHooks(): Promise<{ hooks: Hook[]; health: Map<string, Health | string> }> {
+/** Health and status are read for the first 100 hooks. */
+async function loadHooks(): Promise<{ hooks: Hook[]; health: Map<string, Health | string>; status: Map<string, Status | string> }> {
   const hooks = await admin.getHooks();
   const health = new Map<string, Health | string>();
-  await Promise.all(hooks.slice(0, 100).map(async (h) => health.set(h.name, await admin.getHooksByNameHealth(h.name).catch((e: Error) => e.message))));
-  return { hooks, health };
+  const status = new Map<string, Status | string>();
+  await Promise.all(
+    hooks.slice(0, 100).map(async (h) => {
+      health.set(h.name, await admin.getHooksByNameHealth(h.name).catch((e: Error) => e.message));
+      status.set(h.name, await admin.getHooksByNameStatus(h.name).catch((e: Error) => e.message));
+    }),
+  );
+  return { hooks, health, status };
 }
 
 export function Hooks() {
@@ -38,6 +46,15 @@ export function Hooks() {
                 if (typeof health === "string" || health === undefined) return health ?? "—";
                 const state = health.reachable === null ? "unchecked" : health.reachable ? "reachable" : "unreachable";
                 return `${state}${health.detail ? `: ${health.detail}` : ""}`;
+              },
+            },
+            {
+              label: "Settings",
+              cell: (h) => {
+                const status = loaded.data!.status.get(h.name);
+                if (typeof status === "string" || status === undefined) return status ?? "—";
+                const drift = status.drift === null ? "not reported" : status.drift ? `drift: ${status.drift_keys.join(", ")}` : "in step";
+                return `version ${status.desired.settings_version}, ${drift}`;
               },
             },
           ]}
