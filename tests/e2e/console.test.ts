@@ -320,7 +320,8 @@ describe("operator console", () => {
   test("a read-only principal sees no control that would change anything; a credential the gateway refuses returns to sign-in", async () => {
     const { context, page, errors } = await openPage();
     await signIn(page, ENV.GW_VIEWER);
-    await expect(page.locator(".who").innerText()).resolves.toContain("read-only");
+    // The scope arrives with GET /session, just after the first screen: wait for it, then look.
+    await page.locator(".who", { hasText: "read-only" }).waitFor({ timeout: 5000 });
     for (const [, title] of SCREENS) {
       await open(page, title);
       for (const name of ["Create key", "Create group", "Revoke", "Delete", "Disable", "Edit limits", "Freeze", "Apply", "Roll back"]) {
@@ -404,7 +405,7 @@ describe("operator console", () => {
       await page.goto(open.admin.replace("/api/v1/admin", "/ui/"));
       await page.getByRole("heading", { level: 1, name: "Overview" }).waitFor({ timeout: 5000 });
       await page.getByRole("status").filter({ hasText: "This admin plane is open" }).waitFor({ timeout: 5000 });
-      await expect(page.locator(".who").innerText()).resolves.toContain("anonymous (full)");
+      await page.locator(".who", { hasText: "anonymous (full)" }).waitFor({ timeout: 5000 });
       expect(await page.getByRole("button", { name: "Sign out" }).count()).toBe(0);
       expect(await seriousViolations(page)).toEqual([]);
       expect(errors).toEqual([]);
