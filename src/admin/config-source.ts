@@ -11,7 +11,7 @@ export const ConfigSourceView = Type.Object({
   version: Type.Integer({ minimum: 0, description: "the config_version" }),
   yaml: Type.String({
     description:
-      "base with the overlay (without the command line's overrides), as YAML; a value taken from the environment as its ${VAR}, a secret as its reference ({env}, {file} or ${VAR}); a literal secret, a settings value with no schema (a hook's) and a URL's userinfo as <redacted>",
+      "base with the overlay (without the command line's overrides), as YAML; a value taken from the environment as its ${VAR}, a secret as its reference ({env}, {file} or ${VAR}); a literal secret, a settings value with no schema (a hook's) and a URL's userinfo as <redacted-by-gateway>",
   }),
 });
 

@@ -1,8 +1,9 @@
 // The mark GET /config/source writes where it hides a secret (source.ts). A config sent back with the mark
 // still in it (the console's editor starts from the source) would set that secret to the mark's text and
 // break whatever used it, so every load refuses it with its path: a secret is written as itself or as a
-// reference, never as the mark.
-export const REDACTED = "<redacted>";
+// reference, never as the mark. The mark is one nobody writes as a value: a hook that replaces what it
+// redacts with "<redacted>" is a config the gateway takes.
+export const REDACTED = "<redacted-by-gateway>";
 
 const isBag = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 

@@ -1,6 +1,6 @@
 // The config as written, on the built binary (design/console.md, Configuration): GET /config/source and
 // /config/versions/{v}/source show base with overlay as YAML, a key from the environment as its ${VAR}
-// and an inline one as <redacted>, never either value, to a read-only principal too; an applied change
+// and an inline one as <redacted-by-gateway>, never either value, to a read-only principal too; an applied change
 // shows in the source and as -/+ lines in GET /config/diff; a rollback's source is the first again.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { json, LISTEN_ANY, startGateway, type RunningGateway } from "../support/gateway.ts";
@@ -49,7 +49,7 @@ describe("the config as written", () => {
     expect(first.status).toBe(200);
     const v0 = first.body.version as number;
     expect(first.body.yaml).toContain("api_key: ${UP_KEY}");
-    expect(first.body.yaml).toContain("api_key: <redacted>");
+    expect(first.body.yaml).toContain("api_key: <redacted-by-gateway>");
     expect(first.body.yaml).toContain("per_request_fee: 0\n");
     expect(first.body.yaml).toContain("env: GW_READER");
 

@@ -81,7 +81,7 @@ describe("register, replace, delete", () => {
     expect((await call("/hooks/pii-gate/status")).body.desired).toEqual({ settings_keys: ["api_token", "url"], settings_version: 2 });
     const { lines, ...diff } = (await call(`/config/diff?from=${v}&to=${v + 1}`)).body;
     expect(diff).toEqual({ from: v, to: v + 1, hooks: { added: [], removed: [], changed: ["pii-gate"] }, truncated: false });
-    // The sources show a settings value as <redacted> on both sides: the line diff names no change, and no value.
+    // The sources show a settings value as <redacted-by-gateway> on both sides: the line diff names no change, and no value.
     expect(lines.filter((l: { op: string }) => l.op !== "=")).toEqual([]);
     expect(JSON.stringify(lines)).not.toContain(SETTING_SECRET);
     // global: true puts it on every request: global_hooks at that version, and the diff says so.

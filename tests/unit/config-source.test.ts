@@ -66,7 +66,7 @@ const noSecretIn = (text: string) => {
 };
 
 describe("GET /config/source", () => {
-  test("every secret shows as its reference, a literal one as <redacted>, never a value", () => {
+  test("every secret shows as its reference, a literal one as <redacted-by-gateway>, never a value", () => {
     const source = sourceOf(lifecycleOf(BASE));
     noSecretIn(source);
     expect(source).toContain("api_key: ${UP_KEY}");
@@ -74,7 +74,7 @@ describe("GET /config/source", () => {
     expect(source).toContain(`api_key: ${REDACTED}`);
     expect(source).toContain("env: ADMIN");
     expect(source).toContain("name: ops");
-    // A hook's settings are shown by key: a reference, else <redacted>, as every view shows them.
+    // A hook's settings are shown by key: a reference, else <redacted-by-gateway>, as every view shows them.
     expect(source).toContain(`x-policy-key: ${REDACTED}`);
     expect(source).toContain("env: HEADER_TOKEN");
     expect(source).toContain(`url: ${REDACTED}`);
@@ -100,13 +100,16 @@ describe("GET /config/source", () => {
     const loaded = loadConfigText(source, "source", { env: ENV });
     expect(loaded.ok).toBe(false);
     const errors = loaded.ok ? [] : loaded.errors;
-    expect(errors).toContain("providers.inline.api_key: holds <redacted>, the mark GET /config/source shows in place of a secret; write the secret or a reference ({env: NAME}, {file: PATH} or ${NAME})");
+    expect(errors).toContain("providers.inline.api_key: holds <redacted-by-gateway>, the mark GET /config/source shows in place of a secret; write the secret or a reference ({env: NAME}, {file: PATH} or ${NAME})");
     for (const error of errors) expect(error).not.toContain(INLINE);
     // POST /config/validate without resolving says the same.
     const verdict = checkConfig({ yaml: source }, { env: ENV, resolve: false });
     expect(verdict.ok).toBe(false);
-    expect(verdict.errors.some((e) => e.startsWith("providers.inline.api_key: holds <redacted>"))).toBe(true);
+    expect(verdict.errors.some((e) => e.startsWith("providers.inline.api_key: holds <redacted-by-gateway>"))).toBe(true);
     // Each mark replaced by a reference, the error goes.
+    // A value that merely looks like a redaction is a value: a hook replacing what it redacts with it.
+    const plain = loadConfigText(`${BASE.replace(`api_key: "${INLINE}"`, "api_key: {env: UP_KEY}")}`.replace("hooks:", 'hooks:\n  scrub: {kind: gate, builtin: regex-redact, prompt: rw, settings: {patterns: ["x"], replacement: "<redacted>"}}'), "t", { env: ENV });
+    expect(plain.ok ? [] : plain.errors.filter((e) => e.includes("redacted"))).toEqual([]);
     const mended = loadConfigText(source.replace(`api_key: ${REDACTED}`, "api_key: {env: UP_KEY}"), "source", { env: ENV });
     expect(mended.ok ? [] : mended.errors.filter((e) => e.startsWith("providers.inline."))).toEqual([]);
   });
@@ -169,7 +172,7 @@ describe("the YAML a source is written in", () => {
   test("4,000 random trees read back as themselves, by the plain reader and by the yaml package", () => {
     let seed = 11;
     const random = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
-    const WORDS = ["a", "true", "null", "~", "1", "0123", "1.5", ".inf", "-x", "x:", "a: b", "a #b", "#c", "", " pad ", "${V}", "$${V}", "<redacted>", "<<", "-", "@x", "é ü", "line\nbreak", 'q"uote', "back\\slash", "tab\there", "127.0.0.1:8080", "http://h/p?q=1&r", "{x}", "[y]", "*alias", "&anchor", "!tag", "%d", "|", ">", "'s'", "k=v", "yes", "0x1F"];
+    const WORDS = ["a", "true", "null", "~", "1", "0123", "1.5", ".inf", "-x", "x:", "a: b", "a #b", "#c", "", " pad ", "${V}", "$${V}", "<redacted-by-gateway>", "<<", "-", "@x", "é ü", "line\nbreak", 'q"uote', "back\\slash", "tab\there", "127.0.0.1:8080", "http://h/p?q=1&r", "{x}", "[y]", "*alias", "&anchor", "!tag", "%d", "|", ">", "'s'", "k=v", "yes", "0x1F"];
     const leaf = (): unknown => [() => WORDS[random(WORDS.length)], () => random(1000) - 500, () => random(100) / 8, () => random(2) === 0, () => null][random(5)]!();
     const tree = (depth: number): unknown => {
       const kind = depth > 3 ? 2 : random(3);

@@ -105,7 +105,7 @@ function Diff({ diff }: { diff: DiffView }) {
 
 function Edit({ done }: { done: () => void }) {
   const [yaml, setYaml] = useState("");
-  // The editor starts from the running config as written (secrets as references or <redacted>).
+  // The editor starts from the running config as written (secrets as references or <redacted-by-gateway>).
   useEffect(() => {
     admin.getConfigSource().then(
       (source) => setYaml((current) => (current === "" ? source.yaml : current)),
@@ -143,7 +143,7 @@ function Edit({ done }: { done: () => void }) {
       <h2 id="edit">Validate or apply a config</h2>
       <label for="config-yaml">Config (YAML, the whole file)</label>
       <p class="hint" id="config-yaml-hint">
-        Starts as the running config. A secret written inline shows as &lt;redacted&gt;: replace it with the secret or a reference ({"{"}env: NAME{"}"}) before applying; the gateway refuses the mark.
+        Starts as the running config. A secret written inline shows as &lt;redacted-by-gateway&gt;: replace it with the secret or a reference ({"{"}env: NAME{"}"}) before applying; the gateway refuses the mark.
       </p>
       <textarea id="config-yaml" aria-describedby="config-yaml-hint" rows={14} spellcheck={false} value={yaml} onInput={(e) => setYaml(e.currentTarget.value)} />
       <div class="actions">
