@@ -151,6 +151,11 @@ describe("usage series", () => {
       expect(body.error.message).toContain(name);
       expect(body.error.message).toContain(allowed);
     }
+    // key_id is bounded: an empty or an overlong one is a 400 naming it.
+    for (const query of ["key_id=", `key_id=${"k".repeat(201)}`]) {
+      const response = await admin(`/usage/series?${query}`);
+      expect({ status: response.status, message: ((await json(response)) as { error: { message: string } }).error.message }).toMatchObject({ status: 400, message: expect.stringContaining("key_id") });
+    }
     // Both parameters have defaults.
     expect(((await json(await admin("/usage/series"))) as SeriesView)).toMatchObject({ by: "model", range: "24h", step_secs: 900 });
   });
